@@ -1,0 +1,3 @@
+module dsearch/migrations
+
+go 1.26.8

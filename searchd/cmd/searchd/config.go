@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/searchd/segment"
+)
+
+// Config is what every subcommand shares.
+type Config struct {
+	Data      string
+	Socket    string
+	LogLevel  string
+	LogFormat string
+	Rules     segment.Rules
+}
+
+// register adds the shared flags to fs.
+func (c *Config) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Data, "data", defaultDataDir(), "data directory (database); created 0700")
+	fs.StringVar(&c.Socket, "socket", "", "API socket path (default $XDG_RUNTIME_DIR/dsearch/searchd.sock, else DATA/run/searchd.sock)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.DurationVar(&c.Rules.Gap, "gap", segment.DefaultRules.Gap, "segmentation: a message this soon after its channel's current conversation joins it")
+	fs.DurationVar(&c.Rules.ReplyWindow, "reply-window", segment.DefaultRules.ReplyWindow, "segmentation: a reply this soon after its parent joins the parent's conversation")
+	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
+}
+
+// command builds a subcommand whose flags come from the command line, then
+// DSEARCH_* variables, then the config file.
+func command(name, usage, help string, cfg *Config, extra func(*flag.FlagSet), exec func(context.Context, []string) error) *ffcli.Command {
+	fs := flag.NewFlagSet("searchd "+name, flag.ContinueOnError)
+	cfg.register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	return &ffcli.Command{
+		Name: name, ShortUsage: "searchd " + name + " " + usage, ShortHelp: help, FlagSet: fs,
+		Options: []ff.Option{
+			ff.WithEnvVarPrefix("DSEARCH"),
+			ff.WithConfigFileFlag("config"),
+			ff.WithConfigFileParser(ff.PlainParser),
+			ff.WithAllowMissingConfigFile(true),
+		},
+		Exec: exec,
+	}
+}
+
+// SocketPath is the configured socket, or the default one.
+func (c *Config) SocketPath() string {
+	if c.Socket != "" {
+		return c.Socket
+	}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		return filepath.Join(rt, "dsearch", "searchd.sock")
+	}
+	return filepath.Join(c.Data, "run", "searchd.sock")
+}
+
+// Logger builds the process's one logger. Message text is never logged at
+// info level or above.
+func (c *Config) Logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(c.LogFormat) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", c.LogFormat)
+}
+
+func (c *Config) validate() error {
+	if c.Rules.Gap <= 0 || c.Rules.ReplyWindow < 0 {
+		return fmt.Errorf("--gap must be positive and --reply-window not negative")
+	}
+	if c.Data == "" {
+		return fmt.Errorf("--data is required (no home directory to default to)")
+	}
+	return nil
+}
+
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "dsearch")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "dsearch")
+	}
+	return filepath.Join(home, ".local", "share", "dsearch")
+}
+
+func defaultConfigFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "dsearch", "config")
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"dsearch/searchd/ingest"
+	"dsearch/searchd/sqlite"
+)
+
+func (m *Main) importCmd() *ffcli.Command {
+	var cfg Config
+	return command("import", "PATH...", "import DiscordChatExporter JSON exports (files or directories)", &cfg, nil,
+		func(ctx context.Context, args []string) error { return m.importPaths(ctx, &cfg, args) })
+}
+
+func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) error {
+	if len(paths) == 0 {
+		return errors.New("import: name at least one export file or directory")
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	files, err := ingest.Files(paths)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("import: no .json files in %v", paths)
+	}
+	var total int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			total += fi.Size()
+		}
+	}
+	db, err := sqlite.Open(ctx, cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	bar := newProgress(m.Stderr, total)
+	im := &ingest.Importer{DB: db, Rules: cfg.Rules, Progress: bar.file}
+	start := time.Now()
+	results := im.Import(ctx, files)
+	bar.finish()
+	elapsed := time.Since(start)
+
+	var failed int
+	var inserted, updated int
+	for _, r := range results {
+		switch {
+		case r.Err != nil:
+			failed++
+			fmt.Fprintf(m.Stderr, "error: %v\n", r.Err)
+		case r.UnchangedFile:
+			fmt.Fprintf(m.Stdout, "%s: already imported, unchanged\n", r.Path)
+		default:
+			resumed := ""
+			if r.Resumed > 0 {
+				resumed = fmt.Sprintf(", resumed after %d", r.Resumed)
+			}
+			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s\n",
+				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed)
+		}
+		inserted += r.Inserted
+		updated += r.Updated
+	}
+	fmt.Fprintf(m.Stdout, "imported %d new and %d updated messages from %d files in %s (%.0f new/s), peak memory %d MiB\n",
+		inserted, updated, len(files)-failed, elapsed.Round(time.Millisecond),
+		float64(inserted)/elapsed.Seconds(), peakRSS()>>20)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d files failed; the rest were imported, and a rerun resumes the failed ones", failed, len(files))
+	}
+	return nil
+}
+
+// progress shows import progress in bytes: a bar on a terminal, a plain
+// line every few seconds otherwise (logs, CI).
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	total int64
+	done  int64 // bytes of finished files
+	cur   string
+	last  time.Time
+}
+
+func newProgress(w io.Writer, total int64) *progress {
+	p := &progress{w: w, total: total}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription("importing"),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+// file records progress within one file; read == size means it ended.
+func (p *progress) file(name string, read, size int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at := p.done + read
+	if read >= size {
+		p.done += size
+	}
+	if p.bar != nil {
+		p.bar.Set64(at)
+		return
+	}
+	if time.Since(p.last) >= 2*time.Second || read >= size {
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "importing: %.1f of %.1f MiB (%.0f%%)\n", float64(at)/(1<<20), float64(p.total)/(1<<20), 100*float64(at)/float64(max(p.total, 1)))
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
+
+// peakRSS is the process's peak resident memory in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) // bytes
+	}
+	return int64(ru.Maxrss) << 10 // KiB on Linux
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/searchd/server"
+	"dsearch/searchd/socket"
+	"dsearch/searchd/sqlite"
+)
+
+func (m *Main) serveCmd() *ffcli.Command {
+	var cfg Config
+	var grace time.Duration
+	return command("serve", "[flags]", "serve the API on the private Unix socket", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish at shutdown")
+		},
+		func(ctx context.Context, _ []string) error { return m.serve(ctx, &cfg, grace) })
+}
+
+// serve runs the daemon until ctx is done (SIGINT or SIGTERM): the HTTP
+// server stops first, letting in-flight requests finish and removing the
+// socket, and the database closes last. A second signal kills at once,
+// because main restores default signal handling once ctx is done.
+func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	log, err := cfg.Logger(m.Stderr)
+	if err != nil {
+		return err
+	}
+	db, err := sqlite.Open(ctx, cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	path := cfg.SocketPath()
+	ln, err := socket.Listen(path)
+	if err != nil {
+		return err
+	}
+	log.Info("searchd listening", "socket", path, "data", cfg.Data, "version", version)
+	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version}
+	err = srv.Serve(ctx, ln, grace)
+	log.Info("searchd stopped")
+	return err
+}

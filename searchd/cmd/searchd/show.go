@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/client"
+)
+
+func (m *Main) statsCmd() *ffcli.Command {
+	var cfg Config
+	return command("stats", "[flags]", "print counts and the quantiles of gaps between messages", &cfg, nil,
+		func(ctx context.Context, _ []string) error {
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			db, err := sqlite.Open(ctx, cfg.Data)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			st, err := db.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			m.printStats(st, cfg.Rules)
+			return nil
+		})
+}
+
+func (m *Main) printStats(st *sqlite.Stats, rules segment.Rules) {
+	w := m.Stdout
+	fmt.Fprintf(w, "guilds %d, channels %d, users %d, messages %d, segments %d (%d overlapping)\n",
+		st.Guilds, st.Channels, st.Users, st.Messages, st.Segments, st.OverlappingSegments)
+	if st.Messages == 0 {
+		return
+	}
+	fmt.Fprintf(w, "messages from %s to %s\n", usTime(st.FirstAt).Format(time.RFC3339), usTime(st.LastAt).Format(time.RFC3339))
+	fmt.Fprintf(w, "\ngap between consecutive messages of a channel (%d gaps):\n", len(st.Gaps))
+	var over int
+	for _, g := range st.Gaps {
+		if g > rules.Gap.Microseconds() {
+			over++
+		}
+	}
+	for _, q := range sqlite.Quantiles {
+		fmt.Fprintf(w, "  %3.0f%%  %s\n", q*100, FormatGap(time.Duration(sqlite.Quantile(st.Gaps, q))*time.Microsecond))
+	}
+	if len(st.Gaps) > 0 {
+		fmt.Fprintf(w, "  %.1f%% of gaps exceed --gap %s\n", 100*float64(over)/float64(len(st.Gaps)), FormatGap(rules.Gap))
+	}
+	fmt.Fprintf(w, "\nmessages per segment:\n")
+	for _, q := range sqlite.Quantiles {
+		fmt.Fprintf(w, "  %3.0f%%  %d\n", q*100, sqlite.Quantile(st.Sizes, q))
+	}
+}
+
+// FormatGap writes a duration as the blog's table does: 10s, 1m 34s,
+// 25m 33s, 1h 45m, 17h 31m, 3d 2h.
+func FormatGap(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm %ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
+}
+
+func (m *Main) segmentCmd() *ffcli.Command {
+	var cfg Config
+	var limit int
+	return command("segment", "ID", "print a conversation segment and the text that would be embedded", &cfg,
+		func(fs *flag.FlagSet) { fs.IntVar(&limit, "limit", 200, "most messages to print") },
+		func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return errors.New("segment: give one segment ID")
+			}
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return fmt.Errorf("segment: invalid ID %q", args[0])
+			}
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			db, err := sqlite.Open(ctx, cfg.Data)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			seg, msgs, err := db.Segment(ctx, id, max(limit, segment.MaxTextMessages))
+			if err != nil {
+				return fmt.Errorf("segment %d: %w", id, err)
+			}
+			w := m.Stdout
+			fmt.Fprintf(w, "segment %d: channel %d, %d messages, %s to %s\n", seg.ID, seg.ChannelID, seg.MessageCount,
+				usTime(seg.StartAt).Format(time.RFC3339), usTime(seg.EndAt).Format(time.RFC3339))
+			contents := make([]string, len(msgs))
+			for i, msg := range msgs {
+				contents[i] = msg.Content
+				if i < limit {
+					reply := ""
+					if msg.ReplyToID != 0 {
+						reply = fmt.Sprintf(" (reply to %d)", msg.ReplyToID)
+					}
+					fmt.Fprintf(w, "  [%s] %s: %s%s\n", usTime(msg.CreatedAt).Format("2006-01-02 15:04"), msg.AuthorName,
+						strings.ReplaceAll(msg.Content, "\n", " "), reply)
+				}
+			}
+			if text := segment.Text(contents); text != "" {
+				fmt.Fprintf(w, "embedding text: %s\n", text)
+			} else {
+				fmt.Fprintf(w, "embedding text: none (under %d characters: not embedded)\n", segment.MinTextChars)
+			}
+			return nil
+		})
+}
+
+func (m *Main) statusCmd() *ffcli.Command {
+	var cfg Config
+	return command("status", "[flags]", "ask the running daemon, over its socket, whether it is healthy", &cfg, nil,
+		func(ctx context.Context, _ []string) error {
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			c := client.New(cfg.SocketPath())
+			h, err := c.Health(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := c.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "searchd %s on %s: schema %d, %d messages in %d segments\n",
+				h.Version, cfg.SocketPath(), h.SchemaVersion, st.Messages, st.Segments)
+			return nil
+		})
+}
+
+func usTime(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -1,0 +1,277 @@
+// Package export reads DiscordChatExporter JSON exports (the format of
+// Tyrrrz/DiscordChatExporter's JsonMessageWriter) as a stream, so an export
+// of hundreds of megabytes never has to fit in memory.
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"dsearch/searchd"
+)
+
+// Reader decodes one export: the header first, then messages one by one.
+type Reader struct {
+	Guild   searchd.Guild
+	Channel searchd.Channel
+	// Parent is the thread's parent channel or the channel's category,
+	// as named by the export's categoryId/category; nil when absent.
+	Parent *searchd.Channel
+
+	dec  *json.Decoder
+	done bool
+}
+
+// Error is a malformed export, located by byte offset.
+type Error struct {
+	Offset int64
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("at byte %d: %v", e.Offset, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// NewReader reads the export header up to the start of the messages array.
+// The guild and channel must come before the messages, as the exporter
+// writes them.
+func NewReader(r io.Reader) (*Reader, error) {
+	x := &Reader{dec: json.NewDecoder(r)}
+	if err := x.expectDelim('{'); err != nil {
+		return nil, err
+	}
+	var haveChannel bool
+	for {
+		tok, err := x.dec.Token()
+		if err != nil {
+			return nil, x.fail(err)
+		}
+		if tok == json.Delim('}') {
+			return nil, x.fail(errors.New("export has no messages array"))
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "guild":
+			var g jsonGuild
+			if err := x.dec.Decode(&g); err != nil {
+				return nil, x.fail(fmt.Errorf("guild: %w", err))
+			}
+			if x.Guild.ID, err = parseID(g.ID); err != nil {
+				return nil, x.fail(fmt.Errorf("guild: %w", err))
+			}
+			x.Guild.Name = g.Name
+		case "channel":
+			var c jsonChannel
+			if err := x.dec.Decode(&c); err != nil {
+				return nil, x.fail(fmt.Errorf("channel: %w", err))
+			}
+			if err := x.setChannel(&c); err != nil {
+				return nil, x.fail(fmt.Errorf("channel: %w", err))
+			}
+			haveChannel = true
+		case "messages":
+			if !haveChannel {
+				return nil, x.fail(errors.New("messages before channel: not a DiscordChatExporter export"))
+			}
+			if err := x.expectDelim('['); err != nil {
+				return nil, err
+			}
+			return x, nil
+		default:
+			var skip json.RawMessage
+			if err := x.dec.Decode(&skip); err != nil {
+				return nil, x.fail(fmt.Errorf("%s: %w", key, err))
+			}
+		}
+	}
+}
+
+func (x *Reader) setChannel(c *jsonChannel) error {
+	id, err := parseID(c.ID)
+	if err != nil {
+		return err
+	}
+	x.Channel = searchd.Channel{ID: id, GuildID: x.Guild.ID, Name: c.Name, Kind: c.Type, Topic: deref(c.Topic)}
+	if c.CategoryID != nil && *c.CategoryID != "" {
+		pid, err := parseID(*c.CategoryID)
+		if err != nil {
+			return fmt.Errorf("categoryId: %w", err)
+		}
+		x.Channel.ParentID = pid
+		x.Parent = &searchd.Channel{ID: pid, GuildID: x.Guild.ID, Name: deref(c.Category)}
+	}
+	return nil
+}
+
+// Next returns the next message, or io.EOF after the last one.
+func (x *Reader) Next() (searchd.Message, error) {
+	if x.done {
+		return searchd.Message{}, io.EOF
+	}
+	if !x.dec.More() {
+		if _, err := x.dec.Token(); err != nil { // the closing ']'
+			return searchd.Message{}, x.fail(err)
+		}
+		x.done = true
+		return searchd.Message{}, io.EOF
+	}
+	start := x.dec.InputOffset()
+	var m jsonMessage
+	if err := x.dec.Decode(&m); err != nil {
+		return searchd.Message{}, x.fail(err)
+	}
+	msg, err := m.convert(x.Channel.ID)
+	if err != nil {
+		return searchd.Message{}, &Error{Offset: start, Err: err}
+	}
+	return msg, nil
+}
+
+// Offset is how far into the input the decoder has read.
+func (x *Reader) Offset() int64 { return x.dec.InputOffset() }
+
+func (x *Reader) expectDelim(d json.Delim) error {
+	tok, err := x.dec.Token()
+	if err != nil {
+		return x.fail(err)
+	}
+	if tok != d {
+		return x.fail(fmt.Errorf("expected %q, found %v", d, tok))
+	}
+	return nil
+}
+
+func (x *Reader) fail(err error) error {
+	off := x.dec.InputOffset()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF // the file ended before the export did
+	}
+	return &Error{Offset: off, Err: err}
+}
+
+type jsonGuild struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type jsonChannel struct {
+	ID         string  `json:"id"`
+	Type       string  `json:"type"`
+	CategoryID *string `json:"categoryId"`
+	Category   *string `json:"category"`
+	Name       string  `json:"name"`
+	Topic      *string `json:"topic"`
+}
+
+type jsonUser struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Nickname   *string `json:"nickname"`
+	GlobalName *string `json:"globalName"`
+	IsBot      bool    `json:"isBot"`
+}
+
+type jsonMessage struct {
+	ID               string       `json:"id"`
+	Type             string       `json:"type"`
+	Timestamp        string       `json:"timestamp"`
+	TimestampEdited  *string      `json:"timestampEdited"`
+	Content          string       `json:"content"`
+	Author           jsonUser     `json:"author"`
+	Attachments      []struct{}   `json:"attachments"`
+	Mentions         []jsonUser   `json:"mentions"`
+	Reference        *jsonRef     `json:"reference"`
+	ForwardedMessage *jsonForward `json:"forwardedMessage"`
+}
+
+type jsonRef struct {
+	MessageID *string `json:"messageId"`
+	ChannelID *string `json:"channelId"`
+}
+
+type jsonForward struct {
+	Content string `json:"content"`
+}
+
+func (m *jsonMessage) convert(channelID int64) (searchd.Message, error) {
+	var out searchd.Message
+	var err error
+	if out.ID, err = parseID(m.ID); err != nil {
+		return out, fmt.Errorf("message id: %w", err)
+	}
+	if out.Author.ID, err = parseID(m.Author.ID); err != nil {
+		return out, fmt.Errorf("message %s: author id: %w", m.ID, err)
+	}
+	if out.CreatedAt, err = parseTime(m.Timestamp); err != nil {
+		return out, fmt.Errorf("message %s: timestamp: %w", m.ID, err)
+	}
+	if m.TimestampEdited != nil && *m.TimestampEdited != "" {
+		if out.EditedAt, err = parseTime(*m.TimestampEdited); err != nil {
+			return out, fmt.Errorf("message %s: timestampEdited: %w", m.ID, err)
+		}
+	}
+	out.ChannelID = channelID
+	out.Author.Username = m.Author.Name
+	out.Author.Nickname = deref(m.Author.Nickname)
+	out.Author.GlobalName = deref(m.Author.GlobalName)
+	out.Author.Bot = m.Author.IsBot
+	out.Type = m.Type
+	if out.Type == "" {
+		out.Type = "Default"
+	}
+	out.Content = m.Content
+	if f := m.ForwardedMessage; f != nil && f.Content != "" {
+		// A forward's text is what the message says; keep it searchable.
+		out.Content = strings.TrimSpace(out.Content + "\n" + f.Content)
+	}
+	out.Attachments = len(m.Attachments)
+	// Pins and thread starters carry references too; only a reply (or an
+	// old export's plain message with one) answers another message.
+	if r := m.Reference; r != nil && r.MessageID != nil && m.ForwardedMessage == nil &&
+		(out.Type == "Reply" || out.Type == "Default") {
+		if out.ReplyToID, err = parseID(*r.MessageID); err != nil {
+			return out, fmt.Errorf("message %s: reference: %w", m.ID, err)
+		}
+	}
+	for _, u := range m.Mentions {
+		id, err := parseID(u.ID)
+		if err != nil {
+			return out, fmt.Errorf("message %s: mention: %w", m.ID, err)
+		}
+		out.Mentions = append(out.Mentions, id)
+	}
+	return out, nil
+}
+
+func parseID(s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid id %q", s)
+	}
+	return v, nil
+}
+
+// parseTime reads the exporter's ISO-8601 timestamps, which carry the
+// exporting machine's UTC offset, as Unix microseconds.
+func parseTime(s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid time %q", s)
+	}
+	return t.UnixMicro(), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,128 @@
+package export
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+)
+
+func readAll(t *testing.T, r io.Reader) (*Reader, []searchd.Message, error) {
+	t.Helper()
+	x, err := NewReader(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []searchd.Message
+	for {
+		m, err := x.Next()
+		if errors.Is(err, io.EOF) {
+			return x, out, nil
+		}
+		if err != nil {
+			return x, out, err
+		}
+		out = append(out, m)
+	}
+}
+
+func TestOldFormat(t *testing.T) {
+	f, err := os.Open("testdata/old-format.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	x, msgs, err := readAll(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Guild.ID != 1 || x.Channel.ID != 2 || x.Channel.ParentID != 3 || x.Parent == nil || x.Parent.Name != "general" {
+		t.Errorf("header: guild %+v channel %+v parent %+v", x.Guild, x.Channel, x.Parent)
+	}
+	if !searchd.IsThread(x.Channel.Kind) {
+		t.Errorf("kind %q is not a thread", x.Channel.Kind)
+	}
+	if len(msgs) != 4 {
+		t.Fatalf("got %d messages, want 4", len(msgs))
+	}
+	m := msgs[0]
+	want := time.Date(2020, 1, 1, 18, 4, 5, 678e6, time.UTC).UnixMicro() // +09:00 stored as UTC
+	if m.CreatedAt != want || m.Author.Nickname != "" || m.Mentions != nil || m.ReplyToID != 0 || m.EditedAt != 0 {
+		t.Errorf("first message: %+v", m)
+	}
+	m = msgs[1]
+	if m.ReplyToID != 10 || m.Attachments != 2 || !m.Author.Bot || m.Author.Nickname != "Bee" ||
+		len(m.Mentions) != 1 || m.Mentions[0] != 5 || m.EditedAt == 0 {
+		t.Errorf("reply: %+v", m)
+	}
+	if msgs[2].ReplyToID != 0 {
+		t.Error("a pin's reference was taken for a reply")
+	}
+	if msgs[3].ReplyToID != 0 || msgs[3].Content != "look\nforwarded text" {
+		t.Errorf("forward: reply %d content %q", msgs[3].ReplyToID, msgs[3].Content)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	const head = `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","type":"GuildTextChat","name":"c"},"messages":[`
+	const msg = `{"id":"10","type":"Default","timestamp":"2020-01-02T03:04:05Z","content":"hi","author":{"id":"5","name":"a"}}`
+	tests := []struct {
+		name, in string
+		okMsgs   int
+		wantErr  string
+	}{
+		{"truncated mid-message", head + msg + `,{"id":"11","type":"Def`, 1, "unexpected EOF"},
+		{"truncated after array start", head, 0, "unexpected EOF"},
+		{"not JSON", "hello", 0, "invalid character"},
+		{"bad timestamp", head + strings.Replace(msg, "2020-01-02T03:04:05Z", "yesterday", 1) + `]}`, 0, "invalid time"},
+		{"bad id", head + strings.Replace(msg, `"10"`, `"ten"`, 1) + `]}`, 0, "invalid id"},
+		{"no channel", `{"guild":{"id":"1","name":"g"},"messages":[]}`, 0, "messages before channel"},
+		{"no messages", `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","name":"c"}}`, 0, "no messages array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, msgs, err := readAll(t, strings.NewReader(tt.in))
+			var xe *Error
+			if !errors.As(err, &xe) {
+				t.Fatalf("err = %v, want an *Error", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "at byte ") {
+				t.Errorf("err = %q, want it to name the byte offset and %q", err, tt.wantErr)
+			}
+			if xe.Offset <= 0 && tt.name != "not JSON" {
+				t.Errorf("offset %d", xe.Offset)
+			}
+			if len(msgs) != tt.okMsgs {
+				t.Errorf("read %d messages before the error, want %d", len(msgs), tt.okMsgs)
+			}
+		})
+	}
+}
+
+// The evaluation data are real exports; IRC lines predate Discord, so
+// their IDs are negative.
+func TestEvalExports(t *testing.T) {
+	for _, path := range []string{"../../../shared/eval/locomo-dev/conv-26.json", "../../../shared/eval/irc-dev/2004-11-15_03.json"} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Skipf("evaluation data not present: %v", err)
+		}
+		_, msgs, err := readAll(t, f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(msgs) < 100 {
+			t.Errorf("%s: only %d messages", path, len(msgs))
+		}
+		for i := 1; i < len(msgs); i++ {
+			if msgs[i].CreatedAt < msgs[i-1].CreatedAt {
+				t.Fatalf("%s: message %d goes back in time", path, i)
+			}
+		}
+	}
+}

@@ -1,0 +1,195 @@
+// Package ingest imports DiscordChatExporter exports into the database:
+// streaming, in batched transactions, resumable, and idempotent.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"dsearch/searchd"
+	"dsearch/searchd/export"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+)
+
+// DefaultBatchSize is the number of messages per transaction: large enough
+// that commits are cheap, small enough that a crash loses little.
+const DefaultBatchSize = 5000
+
+// Importer imports export files.
+type Importer struct {
+	DB        *sqlite.DB
+	Rules     segment.Rules
+	BatchSize int
+	// Progress, if set, is told the bytes read of the current file after
+	// each batch and when a file ends.
+	Progress func(file string, read, size int64)
+}
+
+// FileResult is what importing one file did.
+type FileResult struct {
+	Path          string
+	UnchangedFile bool // imported before and unchanged since: skipped
+	Resumed       int64
+	searchd.BatchResult
+	Err error
+}
+
+// Files expands paths (files, or directories searched for *.json) into a
+// sorted list of export files.
+func Files(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(strings.ToLower(d.Name()), ".json") {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Import imports each file in turn. A malformed file does not stop the
+// others; its error is in its result.
+func (im *Importer) Import(ctx context.Context, files []string) []FileResult {
+	var out []FileResult
+	for _, f := range files {
+		if ctx.Err() != nil {
+			out = append(out, FileResult{Path: f, Err: ctx.Err()})
+			continue
+		}
+		out = append(out, im.ImportFile(ctx, f))
+	}
+	return out
+}
+
+// ImportFile imports one export. Each batch commits with the file's
+// progress, so a crash loses at most the batch being read, and a rerun
+// resumes after the last committed message. A finished file that has not
+// changed since is skipped.
+func (im *Importer) ImportFile(ctx context.Context, path string) (res FileResult) {
+	res.Path = path
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	cp := sqlite.Checkpoint{Path: abs, Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+	prev, err := im.DB.ImportState(ctx, abs)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	var skip int64
+	if prev != nil && prev.Size == cp.Size && prev.MTime == cp.MTime {
+		if prev.Complete {
+			res.UnchangedFile = true
+			im.progress(path, cp.Size, cp.Size)
+			return res
+		}
+		skip = prev.MessagesDone // the file is as it was: resume
+		res.Resumed = skip
+	}
+	res.BatchResult, res.Err = im.read(ctx, f, &cp, skip)
+	if res.Err != nil {
+		res.Err = fmt.Errorf("%s: %w", path, res.Err)
+	}
+	return res
+}
+
+func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint, skip int64) (searchd.BatchResult, error) {
+	var total searchd.BatchResult
+	x, err := export.NewReader(f)
+	if err != nil {
+		return total, err
+	}
+	size := cp.Size
+	places := func() searchd.Batch {
+		b := searchd.Batch{Guilds: []searchd.Guild{x.Guild}}
+		if x.Parent != nil {
+			b.Channels = append(b.Channels, *x.Parent)
+		}
+		b.Channels = append(b.Channels, x.Channel)
+		return b
+	}
+	n := max(im.BatchSize, 1)
+	if im.BatchSize == 0 {
+		n = DefaultBatchSize
+	}
+	batch := places()
+	var read int64 // messages decoded
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		m, err := x.Next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			// Nothing of the half-read batch is written; what was
+			// committed before stays, and a rerun resumes from it.
+			return total, err
+		}
+		end := errors.Is(err, io.EOF)
+		if !end {
+			read++
+			if read <= skip {
+				continue
+			}
+			batch.Messages = append(batch.Messages, m)
+			if len(batch.Messages) < n {
+				continue
+			}
+		}
+		cp.MessagesDone, cp.Complete = read, end
+		r, err := im.DB.Apply(ctx, &batch, im.Rules, cp)
+		if err != nil {
+			return total, err
+		}
+		total.Add(r)
+		if end {
+			im.progress(f.Name(), size, size)
+			return total, nil
+		}
+		im.progress(f.Name(), min(x.Offset(), size-1), size)
+		batch = places()
+	}
+}
+
+func (im *Importer) progress(file string, read, size int64) {
+	if im.Progress != nil {
+		im.Progress(file, read, size)
+	}
+}

@@ -1,0 +1,134 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// GapKnots are the quantiles of the gaps between messages in the blog's
+// 650,000-message server (50% 10 s, 75% 94 s, 90% 25 min 33 s, 95% 1 h
+// 45 min, 99% 17 h 31 min), with ends added. Synthetic gaps interpolate
+// log-linearly between them.
+var GapKnots = []struct {
+	Q   float64
+	Gap time.Duration
+}{
+	{0, time.Second},
+	{0.50, 10 * time.Second},
+	{0.75, 94 * time.Second},
+	{0.90, 25*time.Minute + 33*time.Second},
+	{0.95, time.Hour + 45*time.Minute},
+	{0.99, 17*time.Hour + 31*time.Minute},
+	{1, 7 * 24 * time.Hour},
+}
+
+// Gap draws one gap from the blog's distribution.
+func Gap(r *rand.Rand) time.Duration {
+	u := r.Float64()
+	for i := 1; i < len(GapKnots); i++ {
+		lo, hi := GapKnots[i-1], GapKnots[i]
+		if u <= hi.Q {
+			f := (u - lo.Q) / (hi.Q - lo.Q)
+			l := math.Log(float64(lo.Gap)) + f*(math.Log(float64(hi.Gap))-math.Log(float64(lo.Gap)))
+			return time.Duration(math.Exp(l))
+		}
+	}
+	return GapKnots[len(GapKnots)-1].Gap
+}
+
+var words = strings.Fields(`이사 집 전세 회사 게임 보일러 논문 교수님 취업 면접 점심 저녁 여행 제주 비행기 주식 금리 환율
+	맥북 아이폰 스위치 포켓몬 영화 드라마 축구 야구 날씨 커피 맥주 치킨 피자 ㅋㅋ ㅋㅋㅋ ㅇㅇ 진짜 아니 근데 그래서 오늘 내일 어제
+	the a game tonight ranked lol ok yeah sure moving house boiler thesis interview coding claude code report stock rate
+	weather coffee beer movie trip flight weekend work meeting deadline bug deploy server`)
+
+// Synthetic describes a generated export set.
+type Synthetic struct {
+	Messages int // in all
+	Channels int
+	Users    int
+	Seed     uint64
+	// ReplyRate is the share of messages that reply to a recent one.
+	ReplyRate float64
+}
+
+// WriteSynthetic writes s.Channels export files into dir and returns their
+// paths. The same Synthetic always yields the same bytes.
+func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewPCG(s.Seed, 0x5eed))
+	utc := time.UTC
+	guild := xGuild{ID: "800000000000000001", Name: "synthetic"}
+	start := time.Date(2019, 1, 1, 0, 0, 0, 0, utc)
+	var paths []string
+	for c := 0; c < s.Channels; c++ {
+		n := s.Messages / s.Channels
+		if c < s.Messages%s.Channels {
+			n++
+		}
+		ch := xChannel{ID: fmt.Sprintf("8100000000000%05d", c), Type: "GuildTextChat", Name: fmt.Sprintf("channel-%d", c)}
+		path := filepath.Join(dir, fmt.Sprintf("synthetic-%02d.json", c))
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		ew, err := newExportWriter(f, guild, ch, utc)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		t := start
+		recent := make([]string, 0, 64)
+		for i := 0; i < n; i++ {
+			t = t.Add(Gap(r))
+			u := r.IntN(s.Users)
+			m := xMessage{
+				ID: snowflake(t, c<<12|i&0xfff), Type: "Default", Timestamp: ew.stamp(t),
+				Content: sentence(r),
+				Author: xUser{ID: fmt.Sprintf("820000000000%06d", u), Name: fmt.Sprintf("user%d", u),
+					Discriminator: "0000", Nickname: fmt.Sprintf("친구%d", u), Roles: []any{}},
+				Attachments: []xAttachment{}, Embeds: []any{}, Stickers: []any{}, Reactions: []any{},
+				Mentions: []xUser{}, InlineEmojis: []xEmoji{},
+			}
+			if len(recent) > 0 && r.Float64() < s.ReplyRate {
+				m.Type = "Reply"
+				m.Reference = &xRef{MessageID: recent[r.IntN(len(recent))], ChannelID: ch.ID}
+			}
+			if len(recent) == cap(recent) {
+				recent = append(recent[:0], recent[1:]...)
+			}
+			recent = append(recent, m.ID)
+			if err := ew.message(&m); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		if err := ew.close(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+func sentence(r *rand.Rand) string {
+	n := 1 + r.IntN(12)
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[r.IntN(len(words))])
+	}
+	return b.String()
+}

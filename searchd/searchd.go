@@ -1,0 +1,92 @@
+// Package searchd holds the domain types of the search daemon. The
+// subpackages implement them with one technology each (sqlite, export,
+// server, socket); wiring lives only in cmd/searchd.
+package searchd
+
+// Guild is a Discord server.
+type Guild struct {
+	ID   int64
+	Name string
+}
+
+// Channel is a channel or a thread. A thread's ParentID is its channel; an
+// ordinary channel's is its category, when known.
+type Channel struct {
+	ID       int64
+	GuildID  int64
+	ParentID int64
+	Name     string
+	Kind     string
+	Topic    string
+}
+
+// IsThread reports whether a channel kind names a thread.
+func IsThread(kind string) bool {
+	switch kind {
+	case "GuildPublicThread", "GuildPrivateThread", "GuildNewsThread":
+		return true
+	}
+	return false
+}
+
+// Author is who wrote a message, with the names Discord showed then.
+type Author struct {
+	ID         int64
+	Username   string
+	GlobalName string
+	Nickname   string
+	Bot        bool
+}
+
+// DisplayName is the name the author was shown under.
+func (a Author) DisplayName() string {
+	switch {
+	case a.Nickname != "":
+		return a.Nickname
+	case a.GlobalName != "":
+		return a.GlobalName
+	}
+	return a.Username
+}
+
+// Message is one Discord message. Times are Unix microseconds, UTC;
+// EditedAt and ReplyToID are 0 when absent.
+type Message struct {
+	ID          int64
+	ChannelID   int64
+	Author      Author
+	CreatedAt   int64
+	EditedAt    int64
+	Content     string
+	Type        string
+	ReplyToID   int64
+	Attachments int
+	Mentions    []int64
+}
+
+// Batch is a set of changes applied in one transaction: what one import
+// batch or one POST /v1/messages carries.
+type Batch struct {
+	Guilds   []Guild
+	Channels []Channel
+	Messages []Message
+	Deletes  []int64
+}
+
+// BatchResult counts what applying a Batch did.
+type BatchResult struct {
+	Inserted  int
+	Updated   int
+	Unchanged int
+	Deleted   int
+	Skipped   int // tombstoned: deleted earlier, not brought back
+}
+
+// Add sums two results.
+func (r *BatchResult) Add(o BatchResult) {
+	r.Inserted += o.Inserted
+	r.Updated += o.Updated
+	r.Unchanged += o.Unchanged
+	r.Deleted += o.Deleted
+	r.Skipped += o.Skipped
+}

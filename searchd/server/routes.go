@@ -1,0 +1,203 @@
+package server
+
+import (
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"dsearch/searchd"
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
+)
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.DB.SchemaVersion(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.Health{OK: true, Version: s.Version, SchemaVersion: v})
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.DB.Stats(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, StatsResponse(st))
+}
+
+// StatsResponse converts database stats to the API's form.
+func StatsResponse(st *sqlite.Stats) api.Stats {
+	out := api.Stats{
+		Guilds: st.Guilds, Channels: st.Channels, Users: st.Users, Messages: st.Messages,
+		Segments: st.Segments, OverlappingSegs: st.OverlappingSegments,
+		GapQuantiles: []api.GapQuant{}, SegmentSizes: []api.SizeQuant{},
+	}
+	if st.Messages > 0 {
+		first, last := usTime(st.FirstAt), usTime(st.LastAt)
+		out.FirstMessageAt, out.LastMessageAt = &first, &last
+	}
+	for _, q := range sqlite.Quantiles {
+		if len(st.Gaps) > 0 {
+			out.GapQuantiles = append(out.GapQuantiles, api.GapQuant{Quantile: q, Seconds: float64(sqlite.Quantile(st.Gaps, q)) / 1e6})
+		}
+		if len(st.Sizes) > 0 {
+			out.SegmentSizes = append(out.SegmentSizes, api.SizeQuant{Quantile: q, Messages: sqlite.Quantile(st.Sizes, q)})
+		}
+	}
+	return out
+}
+
+func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
+	var in api.MessageBatch
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	b, err := toBatch(&in)
+	if err != nil {
+		return err
+	}
+	res, err := s.DB.Apply(r.Context(), b, s.Rules, nil)
+	if err != nil {
+		return err
+	}
+	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted)
+	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped})
+}
+
+// toBatch validates a request batch and converts it.
+func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
+	if n := len(in.Guilds) + len(in.Channels) + len(in.Messages) + len(in.Deletes); n == 0 {
+		return nil, errorf(http.StatusBadRequest, "empty batch")
+	} else if n > api.MaxBatchItems {
+		return nil, errorf(http.StatusBadRequest, "batch has %d items; at most %d", n, api.MaxBatchItems)
+	}
+	var b searchd.Batch
+	for i, g := range in.Guilds {
+		if g.ID == 0 {
+			return nil, errorf(http.StatusBadRequest, "guilds[%d]: id is required", i)
+		}
+		b.Guilds = append(b.Guilds, searchd.Guild{ID: int64(g.ID), Name: g.Name})
+	}
+	for i, c := range in.Channels {
+		if c.ID == 0 {
+			return nil, errorf(http.StatusBadRequest, "channels[%d]: id is required", i)
+		}
+		b.Channels = append(b.Channels, searchd.Channel{ID: int64(c.ID), GuildID: int64(c.GuildID),
+			ParentID: int64(c.ParentID), Name: c.Name, Kind: c.Kind, Topic: c.Topic})
+	}
+	seen := map[api.ID]bool{}
+	for i, m := range in.Messages {
+		switch {
+		case m.ID == 0:
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: id is required", i)
+		case seen[m.ID]:
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: id %s appears twice", i, m.ID)
+		case m.ChannelID == 0:
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: channel_id is required", i)
+		case m.Author.ID == 0:
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: author.id is required", i)
+		case m.CreatedAt.IsZero():
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: created_at is required", i)
+		case len(m.Content) > api.MaxContentBytes:
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: content over %d bytes", i, api.MaxContentBytes)
+		case !utf8.ValidString(m.Content):
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: content is not valid UTF-8", i)
+		case m.Attachments < 0:
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: attachments must not be negative", i)
+		}
+		seen[m.ID] = true
+		if m.GuildID != 0 {
+			b.Channels = append(b.Channels, searchd.Channel{ID: int64(m.ChannelID), GuildID: int64(m.GuildID)})
+		}
+		msg := searchd.Message{
+			ID: int64(m.ID), ChannelID: int64(m.ChannelID), CreatedAt: m.CreatedAt.UnixMicro(),
+			Content: m.Content, Type: m.Type, ReplyToID: int64(m.ReplyToID), Attachments: m.Attachments,
+			Author: searchd.Author{ID: int64(m.Author.ID), Username: m.Author.Username,
+				GlobalName: m.Author.GlobalName, Nickname: m.Author.Nickname, Bot: m.Author.Bot},
+		}
+		if msg.Type == "" {
+			msg.Type = "Default"
+		}
+		if m.EditedAt != nil {
+			msg.EditedAt = m.EditedAt.UnixMicro()
+		}
+		for _, u := range m.Mentions {
+			msg.Mentions = append(msg.Mentions, int64(u))
+		}
+		b.Messages = append(b.Messages, msg)
+	}
+	for i, id := range in.Deletes {
+		if id == 0 {
+			return nil, errorf(http.StatusBadRequest, "deletes[%d]: id is required", i)
+		}
+		b.Deletes = append(b.Deletes, int64(id))
+	}
+	return &b, nil
+}
+
+func (s *Server) message(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	before, err := intParam(r, "before", 0, maxNeighbours)
+	if err != nil {
+		return err
+	}
+	after, err := intParam(r, "after", 0, maxNeighbours)
+	if err != nil {
+		return err
+	}
+	m, err := s.DB.Message(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	prev, next, err := s.DB.Neighbours(r.Context(), m, before, after)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.MessageContext{Message: APIMessage(m), Before: apiMessages(prev), After: apiMessages(next)})
+}
+
+func (s *Server) segment(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	seg, msgs, err := s.DB.Segment(r.Context(), id, maxSegmentMsgs)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.Segment{
+		ID: seg.ID, ChannelID: api.ID(seg.ChannelID), StartAt: usTime(seg.StartAt), EndAt: usTime(seg.EndAt),
+		MessageCount: seg.MessageCount, Revision: seg.Revision, Messages: apiMessages(msgs),
+		Truncated: seg.MessageCount > len(msgs),
+	})
+}
+
+// APIMessage converts a stored message to the API's form.
+func APIMessage(m *sqlite.StoredMessage) api.Message {
+	out := api.Message{
+		ID: api.ID(m.ID), GuildID: api.ID(m.GuildID), ChannelID: api.ID(m.ChannelID), AuthorID: api.ID(m.AuthorID),
+		AuthorName: m.AuthorName, CreatedAt: usTime(m.CreatedAt), Content: m.Content, Type: m.Type,
+		ReplyToID: api.ID(m.ReplyToID), Attachments: m.Attachments, SegmentID: m.SegmentID,
+		URL: api.JumpURL(api.ID(m.GuildID), api.ID(m.ChannelID), api.ID(m.ID)),
+	}
+	if m.EditedAt != 0 {
+		t := usTime(m.EditedAt)
+		out.EditedAt = &t
+	}
+	return out
+}
+
+func apiMessages(ms []sqlite.StoredMessage) []api.Message {
+	out := make([]api.Message, len(ms))
+	for i := range ms {
+		out[i] = APIMessage(&ms[i])
+	}
+	return out
+}
+
+func usTime(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -1,0 +1,206 @@
+// Package server is searchd's HTTP API, served over the Unix socket.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"dsearch/searchd/segment"
+	"dsearch/searchd/socket"
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
+)
+
+// Limits on requests.
+const (
+	maxBodyBytes   = 8 << 20
+	maxNeighbours  = 50
+	maxSegmentMsgs = 1000
+)
+
+// Server serves the API. Fields must be set before Handler or Serve.
+type Server struct {
+	DB      *sqlite.DB
+	Rules   segment.Rules
+	Log     *slog.Logger
+	Version string
+	// UID is the only peer UID allowed to connect; os.Getuid() by default.
+	UID *int
+}
+
+type ctxKey int
+
+const peerUIDKey ctxKey = 0
+
+// Serve serves on ln until ctx is done, then shuts down gracefully:
+// in-flight requests get up to grace to finish. Closing the listener
+// removes the socket file.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			uid, err := socket.PeerUID(c)
+			if err != nil {
+				uid = -1
+			}
+			return context.WithValue(ctx, peerUIDKey, uid)
+		},
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+// Handler returns the API's routes.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.Use(s.guard)
+	r.Get("/v1/healthz", s.handle(s.health))
+	r.Get("/v1/stats", s.handle(s.stats))
+	r.Post("/v1/messages", s.handle(s.postMessages))
+	r.Get("/v1/messages/{id}", s.handle(s.message))
+	r.Get("/v1/segments/{id}", s.handle(s.segment))
+	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path)
+	}))
+	return r
+}
+
+// guard admits only local requests from our own user: a peer of another
+// UID is refused, and so is anything a browser sent (Origin or Referer),
+// so a web page cannot reach the socket through some proxy.
+func (s *Server) guard(next http.Handler) http.Handler {
+	want := os.Getuid()
+	if s.UID != nil {
+		want = *s.UID
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if uid, ok := r.Context().Value(peerUIDKey).(int); ok && uid != want {
+			s.writeError(w, r, errorf(http.StatusForbidden, "peer uid %d is not allowed", uid))
+			return
+		}
+		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
+			s.writeError(w, r, errorf(http.StatusForbidden, "browser requests are not allowed"))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpError is an error with a status and a message safe to show.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errorf(status int, format string, args ...any) error {
+	return &httpError{status, fmt.Sprintf(format, args...)}
+}
+
+// handle adapts a handler that returns an error. Errors the client caused
+// carry their status; anything else is logged and answered with a bare
+// 500, so internal details never leave the daemon.
+func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+	case errors.As(err, &mbe):
+		he = &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mbe.Limit)}
+	case errors.Is(err, sqlite.ErrNotFound):
+		he = &httpError{http.StatusNotFound, "not found"}
+	case errors.Is(err, context.Canceled):
+		he = &httpError{499, "request canceled"}
+	default:
+		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		he = &httpError{http.StatusInternalServerError, "internal error"}
+	}
+	writeJSON(w, he.status, api.Error{Message: he.msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are
+// errors.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return errorf(http.StatusBadRequest, "empty request body")
+		}
+		return errorf(http.StatusBadRequest, "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return errorf(http.StatusBadRequest, "invalid JSON body: trailing data")
+	}
+	return nil
+}
+
+func pathID(r *http.Request) (int64, error) {
+	s := chi.URLParam(r, "id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, errorf(http.StatusBadRequest, "invalid id %q", s)
+	}
+	return id, nil
+}
+
+// intParam reads an optional integer query parameter within [0, max].
+func intParam(r *http.Request, name string, def, max int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > max {
+		return 0, errorf(http.StatusBadRequest, "%s must be an integer from 0 to %d", name, max)
+	}
+	return n, nil
+}

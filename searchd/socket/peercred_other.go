@@ -1,0 +1,10 @@
+//go:build !linux && !darwin
+
+package socket
+
+import "errors"
+
+// On other systems only the private directory protects the socket.
+func peerUID(fd int) (int, error) {
+	return -1, errors.New("peer credentials are not supported on this OS")
+}

@@ -1,0 +1,310 @@
+package sqlite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+)
+
+func openTest(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+var t0 = time.Date(2024, 5, 1, 15, 2, 0, 0, time.UTC)
+
+// msg builds a message in channel 100 at t0+offset.
+func msg(id int64, offset time.Duration, replyTo int64) searchd.Message {
+	return searchd.Message{ID: id, ChannelID: 100, CreatedAt: t0.Add(offset).UnixMicro(), ReplyToID: replyTo,
+		Content: "message", Type: "Default", Author: searchd.Author{ID: 1, Username: "a"}}
+}
+
+func apply(t *testing.T, db *DB, msgs ...searchd.Message) searchd.BatchResult {
+	t.Helper()
+	res, err := db.Apply(context.Background(), &searchd.Batch{Messages: msgs}, segment.DefaultRules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// membership maps each segment (numbered by first appearance in message ID
+// order) to its message IDs, so tests compare shapes, not row IDs.
+func membership(t *testing.T, db *DB) [][]int64 {
+	t.Helper()
+	rows, err := db.db.Query(`SELECT message_id, segment_id FROM message_segments ORDER BY message_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	index := map[int64]int{}
+	var out [][]int64
+	for rows.Next() {
+		var m, s int64
+		rows.Scan(&m, &s)
+		i, ok := index[s]
+		if !ok {
+			i = len(out)
+			index[s] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], m)
+	}
+	return out
+}
+
+// checkSegments verifies every segment's stored bounds and count against
+// its members.
+func checkSegments(t *testing.T, db *DB) {
+	t.Helper()
+	rows, err := db.db.Query(`SELECT s.id, s.message_count, s.start_at, s.end_at, s.start_message_id, s.end_message_id,
+		COUNT(m.id), MIN(m.created_at), MAX(m.created_at)
+		FROM segments s LEFT JOIN message_segments ms ON ms.segment_id = s.id LEFT JOIN messages m ON m.id = ms.message_id
+		GROUP BY s.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, count, start, end, startMsg, endMsg, n int64
+		var minAt, maxAt *int64
+		rows.Scan(&id, &count, &start, &end, &startMsg, &endMsg, &n, &minAt, &maxAt)
+		if n == 0 {
+			t.Errorf("segment %d has no members but was kept", id)
+			continue
+		}
+		if count != n || start != *minAt || end != *maxAt {
+			t.Errorf("segment %d: stored count %d [%d, %d], members %d [%d, %d]", id, count, start, end, n, *minAt, *maxAt)
+		}
+		var startAt, endAt int64
+		db.db.QueryRow(`SELECT created_at FROM messages WHERE id = ?`, startMsg).Scan(&startAt)
+		db.db.QueryRow(`SELECT created_at FROM messages WHERE id = ?`, endMsg).Scan(&endAt)
+		if startAt != start || endAt != end {
+			t.Errorf("segment %d: start/end messages %d/%d do not match its bounds", id, startMsg, endMsg)
+		}
+	}
+}
+
+func TestSegmentationRules(t *testing.T) {
+	db := openTest(t)
+	apply(t, db,
+		msg(1, 0, 0),
+		msg(2, 10*time.Minute, 0),                // rule 2
+		msg(3, 10*time.Minute+31*time.Minute, 0), // rule 3: 31 min after the end
+		msg(4, 45*time.Minute, 0),                // rule 2 with segment 2
+		msg(5, 5*time.Hour, 1),                   // rule 1: reply to 1 after 5 h reopens segment 1
+		msg(6, 5*time.Hour+time.Minute, 0),       // rule 3: 4h15m after the current segment {3,4}
+	)
+	want := [][]int64{{1, 2, 5}, {3, 4}, {6}}
+	if got := membership(t, db); !reflect.DeepEqual(got, want) {
+		t.Errorf("segments %v, want %v", got, want)
+	}
+	checkSegments(t, db)
+	st, err := db.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Segment 1 now runs from 0 to 5h, over segment {3,4}.
+	if st.OverlappingSegments != 1 {
+		t.Errorf("overlapping segments = %d, want 1", st.OverlappingSegments)
+	}
+}
+
+// A reply that reopens an older segment overlaps the conversation in
+// between, which carries on in its own segment (footnote 12).
+func TestReplyReopensOlderSegment(t *testing.T) {
+	db := openTest(t)
+	apply(t, db, msg(1, 0, 0), msg(2, time.Minute, 0))                       // evening: moving
+	apply(t, db, msg(3, 3*time.Hour, 0), msg(4, 3*time.Hour+time.Minute, 0)) // later: games
+	apply(t, db, msg(5, 3*time.Hour+2*time.Minute, 1))                       // a reply to the moving talk
+	apply(t, db, msg(6, 3*time.Hour+3*time.Minute, 0))                       // games go on
+	want := [][]int64{{1, 2, 5}, {3, 4, 6}}
+	if got := membership(t, db); !reflect.DeepEqual(got, want) {
+		t.Errorf("segments %v, want %v", got, want)
+	}
+	checkSegments(t, db)
+}
+
+func TestReplyRules(t *testing.T) {
+	db := openTest(t)
+	other := msg(50, 0, 0)
+	other.ChannelID = 200
+	apply(t, db, msg(1, 0, 0), other)
+	apply(t, db,
+		msg(2, 25*time.Hour, 1),   // past 24 h: not rule 1 → new
+		msg(3, 50*time.Hour, 50),  // parent in another channel → new
+		msg(4, 80*time.Hour, 999), // parent unknown → new
+	)
+	want := [][]int64{{1}, {2}, {3}, {4}, {50}}
+	if got := membership(t, db); !reflect.DeepEqual(got, want) {
+		t.Errorf("segments %v, want %v", got, want)
+	}
+}
+
+func TestApplyIsIdempotent(t *testing.T) {
+	db := openTest(t)
+	msgs := []searchd.Message{msg(1, 0, 0), msg(2, time.Minute, 1), msg(3, time.Hour, 0)}
+	if r := apply(t, db, msgs...); r.Inserted != 3 {
+		t.Fatalf("first apply: %+v", r)
+	}
+	before := membership(t, db)
+	var rev int64
+	db.db.QueryRow(`SELECT SUM(revision) FROM segments`).Scan(&rev)
+	if r := apply(t, db, msgs...); r.Inserted != 0 || r.Unchanged != 3 || r.Updated != 0 {
+		t.Fatalf("second apply: %+v", r)
+	}
+	var rev2 int64
+	db.db.QueryRow(`SELECT SUM(revision) FROM segments`).Scan(&rev2)
+	if got := membership(t, db); !reflect.DeepEqual(got, before) || rev2 != rev {
+		t.Errorf("second apply changed segments: %v (rev %d) → %v (rev %d)", before, rev, got, rev2)
+	}
+}
+
+func TestEditKeepsMembership(t *testing.T) {
+	db := openTest(t)
+	apply(t, db, msg(1, 0, 0), msg(2, time.Minute, 0), msg(3, 2*time.Hour, 0))
+	seg, _, err := db.Segment(context.Background(), 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := msg(2, time.Minute, 0)
+	edited.Content, edited.EditedAt = "edited text", t0.Add(time.Hour).UnixMicro()
+	if r := apply(t, db, edited); r.Updated != 1 {
+		t.Fatalf("edit: %+v", r)
+	}
+	after, msgs, _ := db.Segment(context.Background(), 1, 10)
+	if after.Revision <= seg.Revision {
+		t.Errorf("revision %d → %d: an edit must mark the segment for re-embedding", seg.Revision, after.Revision)
+	}
+	if len(msgs) != 2 || msgs[1].Content != "edited text" || msgs[1].EditedAt == 0 {
+		t.Errorf("segment after edit: %+v", msgs)
+	}
+	if got := membership(t, db); !reflect.DeepEqual(got, [][]int64{{1, 2}, {3}}) {
+		t.Errorf("segments %v", got)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	apply(t, db, msg(1, 0, 0), msg(2, time.Minute, 0), msg(3, 2*time.Minute, 0), msg(4, 2*time.Hour, 0))
+	// Deleting a segment's last message moves its end back.
+	res, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{3, 4}}, segment.DefaultRules, nil)
+	if err != nil || res.Deleted != 2 {
+		t.Fatalf("delete: %+v, %v", res, err)
+	}
+	checkSegments(t, db) // also fails if the emptied segment of 4 was kept
+	seg, _, err := db.Segment(ctx, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seg.MessageCount != 2 || seg.EndMessageID != 2 {
+		t.Errorf("after delete: %+v", seg)
+	}
+	if _, _, err := db.Segment(ctx, 2, 10); err != ErrNotFound {
+		t.Errorf("emptied segment: err %v, want ErrNotFound", err)
+	}
+	// A later import of an old export does not bring deleted messages back.
+	if r := apply(t, db, msg(3, 2*time.Minute, 0), msg(5, 3*time.Minute, 0)); r.Skipped != 1 || r.Inserted != 1 {
+		t.Errorf("re-import after delete: %+v", r)
+	}
+	if _, err := db.Message(ctx, 3); err != ErrNotFound {
+		t.Errorf("deleted message came back: %v", err)
+	}
+	if got := membership(t, db); !reflect.DeepEqual(got, [][]int64{{1, 2, 5}}) {
+		t.Errorf("segments %v", got)
+	}
+	// Deleting an unknown message is not an error.
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{12345}}, segment.DefaultRules, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+// Messages that arrive out of order (an older export imported after a newer
+// one) join the conversation running at their time.
+func TestOutOfOrder(t *testing.T) {
+	db := openTest(t)
+	apply(t, db, msg(10, 10*time.Hour, 0), msg(11, 10*time.Hour+time.Minute, 0))
+	apply(t, db, msg(1, 0, 0), msg(2, 5*time.Minute, 0), msg(12, 10*time.Hour+2*time.Minute, 0))
+	apply(t, db, msg(3, 6*time.Minute, 0))
+	want := [][]int64{{1, 2, 3}, {10, 11, 12}}
+	if got := membership(t, db); !reflect.DeepEqual(got, want) {
+		t.Errorf("segments %v, want %v", got, want)
+	}
+	checkSegments(t, db)
+}
+
+func TestAuthorsAndAliases(t *testing.T) {
+	db := openTest(t)
+	a := msg(1, 0, 0)
+	a.Author = searchd.Author{ID: 7, Username: "hajun", Nickname: "하준"}
+	b := msg(2, 24*time.Hour, 0)
+	b.Author = searchd.Author{ID: 7, Username: "hajun", Nickname: "준이", GlobalName: "Hajun"}
+	apply(t, db, b)
+	apply(t, db, a) // older name arrives later: display name stays the newest
+	var display string
+	db.db.QueryRow(`SELECT display_name FROM users WHERE id = 7`).Scan(&display)
+	if display != "준이" {
+		t.Errorf("display name %q, want the most recent", display)
+	}
+	rows, _ := db.db.Query(`SELECT kind, name FROM user_names WHERE user_id = 7 ORDER BY kind, name`)
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var k, n string
+		rows.Scan(&k, &n)
+		names = append(names, k+":"+n)
+	}
+	want := []string{"global:Hajun", "nickname:준이", "nickname:하준", "username:hajun"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("names %v, want %v", names, want)
+	}
+}
+
+func TestOpenPermissionsAndMigrations(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := db.SchemaVersion(ctx)
+	if err != nil || v < 1 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	db.Close()
+	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, FileName): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+	}
+	// Opening again applies nothing twice.
+	db, err = Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	db.db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&n)
+	if v2, _ := db.SchemaVersion(ctx); n != v || v2 != v {
+		t.Errorf("after reopening: %d migrations recorded, version %d; want %d", n, v2, v)
+	}
+	if ok, err := db.QuickCheck(ctx); err != nil || ok != "ok" {
+		t.Errorf("quick_check: %q, %v", ok, err)
+	}
+}

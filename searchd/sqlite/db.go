@@ -1,0 +1,180 @@
+// Package sqlite stores messages and segments in SQLite (modernc.org/sqlite,
+// pure Go).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"dsearch/migrations"
+
+	_ "modernc.org/sqlite"
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "dsearch.db"
+
+// DB is searchd's database.
+type DB struct {
+	db   *sql.DB
+	path string
+	// writeMu serializes this process's write transactions; SQLite allows
+	// one writer, and busy_timeout covers other processes.
+	writeMu sync.Mutex
+	// now is the clock, replaceable in tests.
+	now func() time.Time
+}
+
+// Open opens (creating if needed) the database in dir and applies pending
+// migrations. dir is created 0700 and the database file 0600: messages are
+// private.
+func Open(ctx context.Context, dir string) (*DB, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	f.Close()
+	// Pragmas in the DSN apply to every pooled connection; _txlock makes
+	// BEGIN take the write lock up front, so writers queue on busy_timeout
+	// instead of failing to upgrade a read lock.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db := &DB{db: sqldb, path: path, now: time.Now}
+	if err := db.migrate(ctx); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.db.Close() }
+
+// Path is the database file.
+func (db *DB) Path() string { return db.path }
+
+// migrate applies each embedded migration not yet recorded, one
+// transaction per file, in name order.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		if err := db.migrateOne(ctx, name, i+1); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) migrateOne(ctx context.Context, name string, version int) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		body, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`,
+			name, db.now().UnixMicro()); err != nil {
+			return err
+		}
+		return setMeta(ctx, tx, "schema_version", strconv.Itoa(version))
+	})
+}
+
+// SchemaVersion is the number of migrations applied.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	v, err := db.Meta(ctx, "schema_version")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}
+
+// Meta returns a value of the meta table, or "" if unset.
+func (db *DB) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta sets a value of the meta table.
+func (db *DB) SetMeta(ctx context.Context, key, value string) error {
+	return db.write(ctx, func(tx *sql.Tx) error { return setMeta(ctx, tx, key, value) })
+}
+
+func setMeta(ctx context.Context, tx *sql.Tx, key, value string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
+
+// write runs fn in a write transaction, committing if it returns nil.
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// QuickCheck runs PRAGMA quick_check and returns its findings ("ok" when
+// the file is sound).
+func (db *DB) QuickCheck(ctx context.Context) (string, error) {
+	rows, err := db.db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return "", err
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; "), rows.Err()
+}

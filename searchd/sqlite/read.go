@@ -1,0 +1,130 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+)
+
+// ErrNotFound is returned for a message or segment that is not stored.
+var ErrNotFound = errors.New("not found")
+
+// StoredMessage is a message with what displaying it needs.
+type StoredMessage struct {
+	ID, GuildID, ChannelID, AuthorID int64
+	AuthorName                       string
+	CreatedAt, EditedAt              int64
+	Content, Type                    string
+	ReplyToID                        int64
+	Attachments                      int
+	SegmentID                        int64
+}
+
+const selectMessage = `SELECT m.id, COALESCE(c.guild_id, 0), m.channel_id, m.author_id,
+	COALESCE(NULLIF(u.display_name, ''), u.name), m.created_at, COALESCE(m.edited_at, 0),
+	m.content, m.type, COALESCE(m.reply_to_id, 0), m.attachments, COALESCE(ms.segment_id, 0)
+	FROM messages m
+	JOIN channels c ON c.id = m.channel_id
+	JOIN users u ON u.id = m.author_id
+	LEFT JOIN message_segments ms ON ms.message_id = m.id `
+
+func scanMessages(rows *sql.Rows) ([]StoredMessage, error) {
+	defer rows.Close()
+	var out []StoredMessage
+	for rows.Next() {
+		var m StoredMessage
+		if err := rows.Scan(&m.ID, &m.GuildID, &m.ChannelID, &m.AuthorID, &m.AuthorName, &m.CreatedAt,
+			&m.EditedAt, &m.Content, &m.Type, &m.ReplyToID, &m.Attachments, &m.SegmentID); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (db *DB) queryMessages(ctx context.Context, q string, args ...any) ([]StoredMessage, error) {
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanMessages(rows)
+}
+
+// Message returns one message.
+func (db *DB) Message(ctx context.Context, id int64) (*StoredMessage, error) {
+	ms, err := db.queryMessages(ctx, selectMessage+`WHERE m.id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return nil, ErrNotFound
+	}
+	return &ms[0], nil
+}
+
+// Neighbours returns up to before and after messages of the same channel
+// around m, in time order.
+func (db *DB) Neighbours(ctx context.Context, m *StoredMessage, before, after int) (prev, next []StoredMessage, err error) {
+	if before > 0 {
+		prev, err = db.queryMessages(ctx, selectMessage+`WHERE m.channel_id = ? AND (m.created_at, m.id) < (?, ?)
+			ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, m.ChannelID, m.CreatedAt, m.ID, before)
+		if err != nil {
+			return nil, nil, err
+		}
+		slices.Reverse(prev)
+	}
+	if after > 0 {
+		next, err = db.queryMessages(ctx, selectMessage+`WHERE m.channel_id = ? AND (m.created_at, m.id) > (?, ?)
+			ORDER BY m.created_at, m.id LIMIT ?`, m.ChannelID, m.CreatedAt, m.ID, after)
+	}
+	return prev, next, err
+}
+
+// Segment is a stored conversation segment.
+type Segment struct {
+	ID, ChannelID                int64
+	StartMessageID, EndMessageID int64
+	StartAt, EndAt               int64
+	MessageCount                 int
+	Revision                     int64
+}
+
+// Segment returns a segment and up to limit of its messages in time order.
+func (db *DB) Segment(ctx context.Context, id int64, limit int) (*Segment, []StoredMessage, error) {
+	var s Segment
+	err := db.db.QueryRowContext(ctx, `SELECT id, channel_id, start_message_id, end_message_id, start_at, end_at,
+		message_count, revision FROM segments WHERE id = ?`, id).
+		Scan(&s.ID, &s.ChannelID, &s.StartMessageID, &s.EndMessageID, &s.StartAt, &s.EndAt, &s.MessageCount, &s.Revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := db.queryMessages(ctx, selectMessage+`WHERE ms.segment_id = ? ORDER BY m.created_at, m.id LIMIT ?`, id, limit)
+	return &s, ms, err
+}
+
+// SegmentIDs returns the IDs of a channel's segments in start order (all
+// channels when channel is 0).
+func (db *DB) SegmentIDs(ctx context.Context, channel int64) ([]int64, error) {
+	q, args := `SELECT id FROM segments ORDER BY channel_id, start_at, id`, []any(nil)
+	if channel != 0 {
+		q, args = `SELECT id FROM segments WHERE channel_id = ? ORDER BY start_at, id`, []any{channel}
+	}
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -1,0 +1,193 @@
+// Package api holds the request and response types of searchd's HTTP API,
+// shared by the daemon, its command-line client and the Discord bot.
+//
+// Discord IDs travel as decimal strings (JSON numbers lose precision past
+// 2^53) and times as RFC 3339.
+package api
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ID is a Discord snowflake that marshals as a JSON string.
+type ID int64
+
+func (id ID) String() string { return strconv.FormatInt(int64(id), 10) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (id *ID) UnmarshalText(b []byte) error {
+	v, err := ParseID(string(b))
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// ParseID parses a decimal snowflake.
+func ParseID(s string) (ID, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid id %q", s)
+	}
+	return ID(v), nil
+}
+
+// Error is the body of every non-2xx response.
+type Error struct {
+	Status  int    `json:"-"`
+	Message string `json:"error"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("searchd: %s (HTTP %d)", e.Message, e.Status) }
+
+// Health is the response of GET /v1/healthz.
+type Health struct {
+	OK            bool   `json:"ok"`
+	Version       string `json:"version"`
+	SchemaVersion int    `json:"schema_version"`
+}
+
+// Stats is the response of GET /v1/stats.
+type Stats struct {
+	Guilds          int64       `json:"guilds"`
+	Channels        int64       `json:"channels"`
+	Users           int64       `json:"users"`
+	Messages        int64       `json:"messages"`
+	Segments        int64       `json:"segments"`
+	OverlappingSegs int64       `json:"overlapping_segments"`
+	FirstMessageAt  *time.Time  `json:"first_message_at,omitempty"`
+	LastMessageAt   *time.Time  `json:"last_message_at,omitempty"`
+	GapQuantiles    []GapQuant  `json:"gap_quantiles"`
+	SegmentSizes    []SizeQuant `json:"segment_size_quantiles"`
+}
+
+// GapQuant is one quantile of the time between consecutive messages of a
+// channel.
+type GapQuant struct {
+	Quantile float64 `json:"quantile"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// SizeQuant is one quantile of messages per segment.
+type SizeQuant struct {
+	Quantile float64 `json:"quantile"`
+	Messages int64   `json:"messages"`
+}
+
+// Message is a stored message, as the API returns it.
+type Message struct {
+	ID          ID         `json:"id"`
+	GuildID     ID         `json:"guild_id,omitempty"`
+	ChannelID   ID         `json:"channel_id"`
+	AuthorID    ID         `json:"author_id"`
+	AuthorName  string     `json:"author_name"`
+	CreatedAt   time.Time  `json:"created_at"`
+	EditedAt    *time.Time `json:"edited_at,omitempty"`
+	Content     string     `json:"content"`
+	Type        string     `json:"type"`
+	ReplyToID   ID         `json:"reply_to_id,omitempty"`
+	Attachments int        `json:"attachments,omitempty"`
+	SegmentID   int64      `json:"segment_id,omitempty"`
+	URL         string     `json:"url"`
+}
+
+// MessageContext is the response of GET /v1/messages/{id}: the message and
+// its bounded same-channel neighbours in time order. Neighbours are not
+// necessarily part of the same conversation; see Segment for that.
+type MessageContext struct {
+	Message Message   `json:"message"`
+	Before  []Message `json:"before"`
+	After   []Message `json:"after"`
+}
+
+// Segment is the response of GET /v1/segments/{id}.
+type Segment struct {
+	ID           int64     `json:"id"`
+	ChannelID    ID        `json:"channel_id"`
+	StartAt      time.Time `json:"start_at"`
+	EndAt        time.Time `json:"end_at"`
+	MessageCount int       `json:"message_count"`
+	Revision     int64     `json:"revision"`
+	Messages     []Message `json:"messages"`
+	Truncated    bool      `json:"truncated,omitempty"`
+}
+
+// Limits of POST /v1/messages.
+const (
+	MaxBatchItems   = 1000
+	MaxContentBytes = 16 << 10 // Discord's own limit is 4,000 characters.
+)
+
+// MessageBatch is the body of POST /v1/messages: what the bot saw, in any
+// mix. Applying a batch twice changes nothing.
+type MessageBatch struct {
+	Guilds   []Guild         `json:"guilds,omitempty"`
+	Channels []Channel       `json:"channels,omitempty"`
+	Messages []MessageUpsert `json:"messages,omitempty"`
+	Deletes  []ID            `json:"deletes,omitempty"`
+}
+
+// Guild names a Discord server.
+type Guild struct {
+	ID   ID     `json:"id"`
+	Name string `json:"name"`
+}
+
+// Channel names a channel or thread; a thread's ParentID is its channel.
+type Channel struct {
+	ID       ID     `json:"id"`
+	GuildID  ID     `json:"guild_id,omitempty"`
+	ParentID ID     `json:"parent_id,omitempty"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind,omitempty"`
+	Topic    string `json:"topic,omitempty"`
+}
+
+// Author is a message author as Discord shows them at that moment.
+type Author struct {
+	ID         ID     `json:"id"`
+	Username   string `json:"username"`
+	GlobalName string `json:"global_name,omitempty"`
+	Nickname   string `json:"nickname,omitempty"`
+	Bot        bool   `json:"bot,omitempty"`
+}
+
+// MessageUpsert creates or edits a message. An edit keeps the message in
+// its conversation segment.
+type MessageUpsert struct {
+	ID          ID         `json:"id"`
+	GuildID     ID         `json:"guild_id,omitempty"`
+	ChannelID   ID         `json:"channel_id"`
+	Author      Author     `json:"author"`
+	CreatedAt   time.Time  `json:"created_at"`
+	EditedAt    *time.Time `json:"edited_at,omitempty"`
+	Content     string     `json:"content"`
+	Type        string     `json:"type,omitempty"`
+	ReplyToID   ID         `json:"reply_to_id,omitempty"`
+	Attachments int        `json:"attachments,omitempty"`
+	Mentions    []ID       `json:"mentions,omitempty"`
+}
+
+// BatchResult is the response of POST /v1/messages.
+type BatchResult struct {
+	Inserted  int `json:"inserted"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	Deleted   int `json:"deleted"`
+	Skipped   int `json:"skipped"` // deleted earlier: not brought back
+}
+
+// JumpURL is the Discord link that opens a message in the client.
+func JumpURL(guild, channel, message ID) string {
+	g := "@me"
+	if guild != 0 {
+		g = guild.String()
+	}
+	return fmt.Sprintf("https://discord.com/channels/%s/%s/%s", g, channel, message)
+}

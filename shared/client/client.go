@@ -1,0 +1,109 @@
+// Package client talks to searchd over its Unix domain socket.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"dsearch/shared/api"
+)
+
+// host is the fixed fake host every request names; the transport ignores
+// it and dials the socket, so no request can leave the machine.
+const host = "searchd.sock"
+
+// Client is a searchd API client. The zero value is not usable; use New.
+type Client struct {
+	Socket string
+	http   *http.Client
+}
+
+// New returns a client for the daemon listening on socket.
+func New(socket string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			if addr != host+":80" {
+				return nil, fmt.Errorf("client: refusing to dial %q", addr)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		Proxy:           nil,
+		MaxIdleConns:    4,
+		IdleConnTimeout: 30 * time.Second,
+	}
+	return &Client{Socket: socket, http: &http.Client{Transport: tr}}
+}
+
+// Health calls GET /v1/healthz.
+func (c *Client) Health(ctx context.Context) (*api.Health, error) {
+	var out api.Health
+	return &out, c.do(ctx, "GET", "/v1/healthz", nil, nil, &out)
+}
+
+// Stats calls GET /v1/stats.
+func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
+	var out api.Stats
+	return &out, c.do(ctx, "GET", "/v1/stats", nil, nil, &out)
+}
+
+// PostMessages calls POST /v1/messages.
+func (c *Client) PostMessages(ctx context.Context, b *api.MessageBatch) (*api.BatchResult, error) {
+	var out api.BatchResult
+	return &out, c.do(ctx, "POST", "/v1/messages", nil, b, &out)
+}
+
+// Message calls GET /v1/messages/{id} with up to before and after
+// neighbours.
+func (c *Client) Message(ctx context.Context, id api.ID, before, after int) (*api.MessageContext, error) {
+	q := url.Values{"before": {strconv.Itoa(before)}, "after": {strconv.Itoa(after)}}
+	var out api.MessageContext
+	return &out, c.do(ctx, "GET", "/v1/messages/"+id.String(), q, nil, &out)
+}
+
+// Segment calls GET /v1/segments/{id}.
+func (c *Client) Segment(ctx context.Context, id int64) (*api.Segment, error) {
+	var out api.Segment
+	return &out, c.do(ctx, "GET", "/v1/segments/"+strconv.FormatInt(id, 10), nil, nil, &out)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	u := url.URL{Scheme: "http", Host: host, Path: path, RawQuery: q.Encode()}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("searchd is not reachable at %s: %w", c.Socket, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		e := &api.Error{Status: resp.StatusCode}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, e) != nil || e.Message == "" {
+			e.Message = http.StatusText(resp.StatusCode)
+		}
+		return e
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}

@@ -1,0 +1,3 @@
+module dsearch/shared
+
+go 1.26.8
