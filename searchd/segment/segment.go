@@ -35,15 +35,24 @@ type Parent struct {
 }
 
 // Place decides which segment a message created at `at` joins: its reply
-// parent's (Rule 1), the channel's current segment (Rule 2), or, when it
-// returns 0, a new one (Rule 3). current is the channel's most recently
-// started segment at or before `at`, or nil.
-func (r Rules) Place(at int64, parent *Parent, current *Span) int64 {
+// parent's (Rule 1), the channel's last segment (Rule 2), or, when it
+// returns 0, a new one (Rule 3).
+//
+// "The channel's last segment" has two readings once a late reply has
+// reopened an older segment, and each is right in its own case, so Rule 2
+// tries both: first current, the channel's most recently started segment
+// (the conversation going on, which a one-off reply to yesterday must not
+// swallow), then previous, the segment of the channel's latest message
+// before this one (after a silence, talk that follows a reply carries on
+// the reopened conversation). Either may be nil.
+func (r Rules) Place(at int64, parent *Parent, current, previous *Span) int64 {
 	if parent != nil && abs(at-parent.CreatedAt) <= r.ReplyWindow.Microseconds() {
 		return parent.SegmentID
 	}
-	if current != nil && at-current.EndAt <= r.Gap.Microseconds() {
-		return current.ID
+	for _, s := range []*Span{current, previous} {
+		if s != nil && at-s.EndAt <= r.Gap.Microseconds() {
+			return s.ID
+		}
 	}
 	return 0
 }

@@ -16,20 +16,23 @@ func TestPlace(t *testing.T) {
 		at     time.Duration
 		parent *Parent
 		cur    *Span
+		prev   *Span
 		want   int64
 	}{
-		{"rule 2: within the gap joins the current segment", time.Hour + 30*time.Minute, nil, cur, 7},
-		{"rule 3: past the gap starts a new segment", time.Hour + 31*time.Minute, nil, cur, 0},
-		{"rule 3: first message of a channel", 0, nil, nil, 0},
-		{"rule 1: a reply within 24h follows its parent", 20 * time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, cur, 3},
-		{"rule 1 beats rule 2", time.Hour + time.Minute, &Parent{CreatedAt: us(time.Minute), SegmentID: 3}, cur, 3},
-		{"a reply past 24h falls back to rule 2", 25*time.Hour + time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, &Span{ID: 9, EndAt: us(26*time.Hour - time.Minute)}, 9},
-		{"a reply past 24h and past the gap starts anew", 30 * time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, cur, 0},
-		{"exactly 24h still follows", 24 * time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, nil, 3},
+		{"rule 2: within the gap joins the current segment", time.Hour + 30*time.Minute, nil, cur, cur, 7},
+		{"rule 3: past the gap starts a new segment", time.Hour + 31*time.Minute, nil, cur, cur, 0},
+		{"rule 3: first message of a channel", 0, nil, nil, nil, 0},
+		{"rule 1: a reply within 24h follows its parent", 20 * time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, cur, cur, 3},
+		{"rule 1 beats rule 2", time.Hour + time.Minute, &Parent{CreatedAt: us(time.Minute), SegmentID: 3}, cur, cur, 3},
+		{"a reply past 24h falls back to rule 2", 25*time.Hour + time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, &Span{ID: 9, EndAt: us(26*time.Hour - time.Minute)}, nil, 9},
+		{"a reply past 24h and past the gap starts anew", 30 * time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, cur, cur, 0},
+		{"exactly 24h still follows", 24 * time.Hour, &Parent{CreatedAt: 0, SegmentID: 3}, nil, nil, 3},
+		{"rule 2 prefers the current conversation", time.Hour + time.Minute, nil, cur, &Span{ID: 2, EndAt: us(time.Hour)}, 7},
+		{"rule 2 falls back to the reopened segment", 3 * time.Hour, nil, cur, &Span{ID: 2, EndAt: us(3*time.Hour - time.Minute)}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := r.Place(us(tt.at), tt.parent, tt.cur); got != tt.want {
+			if got := r.Place(us(tt.at), tt.parent, tt.cur, tt.prev); got != tt.want {
 				t.Errorf("Place = %d, want %d", got, tt.want)
 			}
 		})
@@ -51,7 +54,7 @@ func TestPlaceBlogExample(t *testing.T) {
 		if i == 4 {
 			parent = &Parent{CreatedAt: base, SegmentID: seg.ID}
 		}
-		id := r.Place(at, parent, seg)
+		id := r.Place(at, parent, seg, seg)
 		if id == 0 {
 			if seg != nil {
 				t.Fatalf("message %d started a second segment", 2001+i)

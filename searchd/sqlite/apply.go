@@ -80,8 +80,9 @@ type applier struct {
 	tombstones bool // any tombstone exists: check inserts against them
 	stmts      map[string]*sql.Stmt
 
-	spans   map[int64]*span // by segment ID
-	current map[int64]*span // channel → its most recently started segment
+	spans   map[int64]*span   // by segment ID
+	current map[int64]*span   // channel → its most recently started segment
+	latest  map[int64]*placed // channel → its latest placed message, nil if none
 	placed  map[int64]placed
 }
 
@@ -97,6 +98,8 @@ const (
 	qMention    = `INSERT INTO message_mentions (message_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`
 	qMember     = `INSERT INTO message_segments (message_id, segment_id) VALUES (?, ?)`
 	qSegmentOf  = `SELECT segment_id FROM message_segments WHERE message_id = ?`
+	qLatestMsg  = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	qMsgAt      = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? AND m.created_at <= ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
 	qParent     = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`
 	qSpan       = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE id = ?`
 	qLatestSpan = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? ORDER BY start_at DESC, id DESC LIMIT 1`
@@ -107,7 +110,7 @@ const (
 
 func newApplier(ctx context.Context, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, placed: map[int64]placed{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones)`).Scan(&n); err != nil {
 		return nil, err
@@ -325,12 +328,12 @@ func (a *applier) place(m *searchd.Message) error {
 	if err != nil {
 		return err
 	}
-	var cs *segment.Span
-	if cur != nil {
-		cs = &segment.Span{ID: cur.id, StartAt: cur.startAt, EndAt: cur.endAt}
+	prev, err := a.previousAt(m.ChannelID, m.CreatedAt)
+	if err != nil {
+		return err
 	}
 	var s *span
-	if id := a.rules.Place(m.CreatedAt, parent, cs); id != 0 {
+	if id := a.rules.Place(m.CreatedAt, parent, cur.public(), prev.public()); id != 0 {
 		if s, err = a.span(id); err != nil {
 			return err
 		}
@@ -348,8 +351,57 @@ func (a *applier) place(m *searchd.Message) error {
 		s.endAt, s.endMsg = m.CreatedAt, m.ID
 	}
 	s.dirty = true
-	a.placed[m.ID] = placed{m.ChannelID, m.CreatedAt, s.id}
+	p := placed{m.ChannelID, m.CreatedAt, s.id}
+	a.placed[m.ID] = p
+	if l := a.latest[m.ChannelID]; l == nil || m.CreatedAt >= l.at {
+		a.latest[m.ChannelID] = &p
+	}
 	return nil
+}
+
+func (s *span) public() *segment.Span {
+	if s == nil {
+		return nil
+	}
+	return &segment.Span{ID: s.id, StartAt: s.startAt, EndAt: s.endAt}
+}
+
+// previousAt returns the segment of the channel's latest message at or
+// before `at` (other than those being placed now).
+func (a *applier) previousAt(channel, at int64) (*span, error) {
+	l, ok := a.latest[channel]
+	if !ok {
+		var err error
+		if l, err = a.loadPlaced(qLatestMsg, channel); err != nil {
+			return nil, err
+		}
+		a.latest[channel] = l
+	}
+	if l != nil && l.at > at {
+		var err error
+		if l, err = a.loadPlaced(qMsgAt, channel, at); err != nil {
+			return nil, err
+		}
+	}
+	if l == nil {
+		return nil, nil
+	}
+	return a.span(l.segment)
+}
+
+func (a *applier) loadPlaced(q string, args ...any) (*placed, error) {
+	row, err := a.queryRow(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var p placed
+	switch err := row.Scan(&p.channel, &p.at, &p.segment); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &p, nil
 }
 
 // parent finds a reply's parent in the same channel, if it is stored.
@@ -359,16 +411,11 @@ func (a *applier) parent(m *searchd.Message) (*segment.Parent, error) {
 	}
 	p, ok := a.placed[m.ReplyToID]
 	if !ok {
-		row, err := a.queryRow(qParent, m.ReplyToID)
-		if err != nil {
+		found, err := a.loadPlaced(qParent, m.ReplyToID)
+		if err != nil || found == nil {
 			return nil, err
 		}
-		switch err := row.Scan(&p.channel, &p.at, &p.segment); {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil, nil
-		case err != nil:
-			return nil, err
-		}
+		p = *found
 	}
 	if p.channel != m.ChannelID {
 		return nil, nil // a reply across channels does not merge conversations
@@ -490,6 +537,7 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	}
 	a.tombstones = true
 	delete(a.placed, id)
+	clear(a.latest) // it may name the deleted message; reload on next use
 	if seg != 0 {
 		s, err := a.span(seg)
 		if err != nil {

@@ -104,9 +104,9 @@ func TestSegmentationRules(t *testing.T) {
 		msg(3, 10*time.Minute+31*time.Minute, 0), // rule 3: 31 min after the end
 		msg(4, 45*time.Minute, 0),                // rule 2 with segment 2
 		msg(5, 5*time.Hour, 1),                   // rule 1: reply to 1 after 5 h reopens segment 1
-		msg(6, 5*time.Hour+time.Minute, 0),       // rule 3: 4h15m after the current segment {3,4}
+		msg(6, 5*time.Hour+time.Minute, 0),       // rule 2: after a silence, talk follows the reopened segment
 	)
-	want := [][]int64{{1, 2, 5}, {3, 4}, {6}}
+	want := [][]int64{{1, 2, 5, 6}, {3, 4}}
 	if got := membership(t, db); !reflect.DeepEqual(got, want) {
 		t.Errorf("segments %v, want %v", got, want)
 	}
@@ -115,7 +115,7 @@ func TestSegmentationRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Segment 1 now runs from 0 to 5h, over segment {3,4}.
+	// Segment 1 now runs from 0 to 5h01m, over segment {3,4}.
 	if st.OverlappingSegments != 1 {
 		t.Errorf("overlapping segments = %d, want 1", st.OverlappingSegments)
 	}

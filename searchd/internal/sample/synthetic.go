@@ -98,7 +98,12 @@ func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
 			}
 			if len(recent) > 0 && r.Float64() < s.ReplyRate {
 				m.Type = "Reply"
-				m.Reference = &xRef{MessageID: recent[r.IntN(len(recent))], ChannelID: ch.ID}
+				// Most replies answer something just said; a few reach back.
+				back := r.IntN(min(len(recent), 4))
+				if r.Float64() < 0.1 {
+					back = r.IntN(len(recent))
+				}
+				m.Reference = &xRef{MessageID: recent[len(recent)-1-back], ChannelID: ch.ID}
 			}
 			if len(recent) == cap(recent) {
 				recent = append(recent[:0], recent[1:]...)

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"dsearch/searchd/internal/sample"
+	"dsearch/shared/client"
+)
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	m := &Main{Stdout: &out, Stderr: &errb}
+	err := m.Run(context.Background(), args)
+	return out.String() + errb.String(), err
+}
+
+func TestImportStatsSegment(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	out, err := run(t, "import", "--data", data, filepath.Dir(paths[0]))
+	if err != nil || !strings.Contains(out, "imported 42 new") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	// --data from the environment, gap from a config file.
+	t.Setenv("DSEARCH_DATA", data)
+	cfg := filepath.Join(dir, "config")
+	os.WriteFile(cfg, []byte("# dsearch\ngap 45m\n"), 0o600)
+	out, err = run(t, "stats", "--config", cfg)
+	if err != nil || !strings.Contains(out, "messages 42") || !strings.Contains(out, "exceed --gap 45m 0s") ||
+		!strings.Contains(out, "  50%  ") {
+		t.Fatalf("stats: %v\n%s", err, out)
+	}
+	out, err = run(t, "segment", "1")
+	if err != nil || !strings.Contains(out, "segment 1:") || !strings.Contains(out, "embedding text:") {
+		t.Fatalf("segment: %v\n%s", err, out)
+	}
+	if _, err := run(t, "segment", "x"); err == nil {
+		t.Error("segment x: no error")
+	}
+	if _, err := run(t, "import", "--data", data, filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("import of a missing file: no error")
+	}
+	if _, err := run(t, "stats", "--log-format", "yaml", "--gap", "-1s"); err == nil {
+		t.Error("negative gap accepted")
+	}
+}
+
+func TestFormatGap(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Second:                "10s",
+		94 * time.Second:                "1m 34s",
+		25*time.Minute + 33*time.Second: "25m 33s",
+		time.Hour + 45*time.Minute:      "1h 45m",
+		17*time.Hour + 31*time.Minute:   "17h 31m",
+		50 * time.Hour:                  "2d 2h",
+	} {
+		if got := FormatGap(d); got != want {
+			t.Errorf("FormatGap(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The whole binary: serve on a private socket, answer a client, and on
+// SIGINT exit cleanly with the socket removed.
+func TestServeBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir, err := os.MkdirTemp("", "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "searchd")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	sock := filepath.Join(dir, "run", "s.sock")
+	start := func() (*exec.Cmd, *bytes.Buffer) {
+		var logs bytes.Buffer
+		cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--socket", sock)
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &logs
+	}
+	cmd, logs := start()
+	c := client.New(sock)
+	var up bool
+	for i := 0; i < 100 && !up; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := c.Health(ctx)
+		cancel()
+		up = err == nil
+		if !up {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !up {
+		cmd.Process.Kill()
+		t.Fatalf("searchd did not come up:\n%s", logs)
+	}
+	fi, err := os.Stat(filepath.Dir(sock))
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket directory: %v %v", fi.Mode(), err)
+	}
+
+	// A second daemon on the same socket refuses to start.
+	second, secondLogs := start()
+	if err := second.Wait(); err == nil || !strings.Contains(secondLogs.String(), "already in use") {
+		t.Errorf("second daemon: %v\n%s", err, secondLogs)
+	}
+
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGINT: %v\n%s", err, logs)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("searchd did not stop on SIGINT:\n%s", logs)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
+	if !strings.Contains(logs.String(), "searchd stopped") {
+		t.Errorf("logs:\n%s", logs)
+	}
+}

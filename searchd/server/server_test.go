@@ -1,0 +1,291 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"dsearch/searchd/ingest"
+	"dsearch/searchd/internal/sample"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/server"
+	"dsearch/searchd/socket"
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
+	"dsearch/shared/client"
+)
+
+// TestMain doubles as a client process for the peer-UID test: run with
+// DSEARCH_PEER_CLIENT set, the test binary calls /v1/healthz on that
+// socket and prints the outcome.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("DSEARCH_PEER_CLIENT"); path != "" {
+		_, err := client.New(path).Health(context.Background())
+		fmt.Printf("uid %d: %v\n", os.Getuid(), err)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type fixture struct {
+	db     *sqlite.DB
+	socket string
+	c      *client.Client
+	http   *http.Client
+}
+
+// serve runs a real server on a real socket over a database holding the
+// sample export.
+func serve(t *testing.T, ln net.Listener, path string) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := sample.WriteSample(filepath.Join(t.TempDir(), "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: segment.DefaultRules}).Import(ctx, paths) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	srv := &server.Server{DB: db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "test"}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, 5*time.Second) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		db.Close()
+	})
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	return &fixture{db: db, socket: path, c: client.New(path), http: hc}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "run", "searchd.sock")
+	ln, err := socket.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, ln, path)
+}
+
+// raw sends a request as-is and returns the status and error message.
+func (f *fixture) raw(t *testing.T, method, path, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://searchd.sock"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := f.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: content type %q", method, path, ct)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func TestReadRoutes(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	h, err := f.c.Health(ctx)
+	if err != nil || !h.OK || h.SchemaVersion < 1 {
+		t.Fatalf("health: %+v, %v", h, err)
+	}
+	st, err := f.c.Stats(ctx)
+	if err != nil || st.Messages != 42 || st.Segments == 0 || len(st.GapQuantiles) != 5 || st.OverlappingSegs != 1 {
+		t.Fatalf("stats: %+v, %v", st, err)
+	}
+	seg, err := f.c.Segment(ctx, 1)
+	if err != nil || len(seg.Messages) != seg.MessageCount || seg.MessageCount == 0 {
+		t.Fatalf("segment: %+v, %v", seg, err)
+	}
+	for i := 1; i < len(seg.Messages); i++ {
+		if seg.Messages[i].CreatedAt.Before(seg.Messages[i-1].CreatedAt) {
+			t.Error("segment messages out of order")
+		}
+	}
+	mid := seg.Messages[2]
+	mc, err := f.c.Message(ctx, mid.ID, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.Message.ID != mid.ID || len(mc.Before) != 2 || len(mc.After) != 1 ||
+		mc.Before[1].ID != seg.Messages[1].ID || mc.After[0].ID != seg.Messages[3].ID {
+		t.Errorf("message context: %+v", mc)
+	}
+	want := fmt.Sprintf("https://discord.com/channels/%s/%s/%s", sample.GuildID, mid.ChannelID, mid.ID)
+	if mc.Message.URL != want || mc.Message.AuthorName == "" {
+		t.Errorf("url %q author %q", mc.Message.URL, mc.Message.AuthorName)
+	}
+}
+
+func TestPostMessages(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	at := time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
+	batch := &api.MessageBatch{
+		Channels: []api.Channel{{ID: 77, GuildID: 1, Name: "new-channel"}},
+		Messages: []api.MessageUpsert{
+			{ID: 7001, ChannelID: 77, GuildID: 1, Author: api.Author{ID: 5, Username: "bot-seen"}, CreatedAt: at, Content: "first <@5>"},
+			{ID: 7002, ChannelID: 77, Author: api.Author{ID: 5, Username: "bot-seen"}, CreatedAt: at.Add(time.Minute), Content: "second", ReplyToID: 7001},
+		},
+	}
+	r, err := f.c.PostMessages(ctx, batch)
+	if err != nil || r.Inserted != 2 {
+		t.Fatalf("post: %+v, %v", r, err)
+	}
+	if r, err = f.c.PostMessages(ctx, batch); err != nil || r.Unchanged != 2 || r.Inserted != 0 {
+		t.Fatalf("post again: %+v, %v", r, err)
+	}
+	edited := at.Add(time.Hour)
+	batch.Messages[1].Content, batch.Messages[1].EditedAt = "second, edited", &edited
+	if r, err = f.c.PostMessages(ctx, batch); err != nil || r.Updated != 1 {
+		t.Fatalf("edit: %+v, %v", r, err)
+	}
+	mc, err := f.c.Message(ctx, 7002, 1, 0)
+	if err != nil || mc.Message.Content != "second, edited" || mc.Message.EditedAt == nil ||
+		mc.Message.SegmentID != mc.Before[0].SegmentID {
+		t.Fatalf("after edit: %+v, %v", mc, err)
+	}
+	if r, err = f.c.PostMessages(ctx, &api.MessageBatch{Deletes: []api.ID{7002}}); err != nil || r.Deleted != 1 {
+		t.Fatalf("delete: %+v, %v", r, err)
+	}
+	_, err = f.c.Message(ctx, 7002, 0, 0)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
+		t.Errorf("deleted message: %v", err)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	f := newFixture(t)
+	okMsg := `{"id":"1","channel_id":"2","author":{"id":"3","username":"u"},"created_at":"2025-01-01T00:00:00Z","content":"x"}`
+	many := strings.Repeat(`"1",`, api.MaxBatchItems) + `"2"`
+	tests := []struct {
+		name, method, path, body string
+		header                   []string
+		status                   int
+		msg                      string
+	}{
+		{"invalid JSON", "POST", "/v1/messages", `{"messages":[`, nil, 400, "invalid JSON"},
+		{"unknown field", "POST", "/v1/messages", `{"mesages":[]}`, nil, 400, "unknown field"},
+		{"empty body", "POST", "/v1/messages", ``, nil, 400, "empty request body"},
+		{"trailing data", "POST", "/v1/messages", `{"deletes":["1"]} {}`, nil, 400, "trailing data"},
+		{"empty batch", "POST", "/v1/messages", `{}`, nil, 400, "empty batch"},
+		{"too many items", "POST", "/v1/messages", `{"deletes":[` + many + `]}`, nil, 400, "at most"},
+		{"bad id", "POST", "/v1/messages", `{"deletes":["abc"]}`, nil, 400, "invalid id"},
+		{"missing author", "POST", "/v1/messages", `{"messages":[` + strings.Replace(okMsg, `"id":"3"`, `"id":"0"`, 1) + `]}`, nil, 400, "author.id is required"},
+		{"missing time", "POST", "/v1/messages", `{"messages":[` + strings.Replace(okMsg, `"created_at":"2025-01-01T00:00:00Z",`, ``, 1) + `]}`, nil, 400, "created_at is required"},
+		{"duplicate id", "POST", "/v1/messages", `{"messages":[` + okMsg + `,` + okMsg + `]}`, nil, 400, "appears twice"},
+		{"huge content", "POST", "/v1/messages", `{"messages":[` + strings.Replace(okMsg, `"x"`, `"`+strings.Repeat("x", api.MaxContentBytes+1)+`"`, 1) + `]}`, nil, 400, "content over"},
+		{"body too large", "POST", "/v1/messages", `{"deletes":["` + strings.Repeat("1", 9<<20) + `"]}`, nil, 413, "request body over"},
+		{"bad path id", "GET", "/v1/messages/abc", ``, nil, 400, "invalid id"},
+		{"neighbours out of range", "GET", "/v1/messages/1?before=500", ``, nil, 400, "before must be"},
+		{"negative neighbours", "GET", "/v1/messages/1?after=-1", ``, nil, 400, "after must be"},
+		{"unknown message", "GET", "/v1/messages/1", ``, nil, 404, "not found"},
+		{"unknown segment", "GET", "/v1/segments/99999", ``, nil, 404, "not found"},
+		{"unknown route", "GET", "/v2/everything", ``, nil, 404, "no route"},
+		{"wrong method", "DELETE", "/v1/stats", ``, nil, 405, "not allowed"},
+		{"browser origin", "GET", "/v1/stats", ``, []string{"Origin", "http://evil.example"}, 403, "browser requests"},
+		{"browser referer", "GET", "/v1/stats", ``, []string{"Referer", "http://evil.example/"}, 403, "browser requests"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := f.raw(t, tt.method, tt.path, tt.body, tt.header...)
+			if status != tt.status || !strings.Contains(body, tt.msg) || !strings.HasPrefix(body, `{"error":`) {
+				t.Errorf("%d %s; want %d with %q", status, strings.TrimSpace(body), tt.status, tt.msg)
+			}
+		})
+	}
+	// Nothing above changed the data.
+	st, err := f.c.Stats(context.Background())
+	if err != nil || st.Messages != 42 {
+		t.Errorf("after bad requests: %+v, %v", st, err)
+	}
+}
+
+// A peer running as another user is refused even when it can reach the
+// socket. The socket here sits in a world-accessible directory on purpose,
+// to test the peer check on its own; in production the 0700 directory
+// stops such a peer first.
+func TestPeerOfAnotherUIDRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run a client as nobody")
+	}
+	dir, err := os.MkdirTemp("", "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "open.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o666)
+	serve(t, ln, path)
+
+	// A copy of this test binary that nobody may run.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "client")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(uid uint32) string {
+		cmd := exec.Command(bin, "-test.run=^$")
+		cmd.Env = []string{"DSEARCH_PEER_CLIENT=" + path}
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("client as uid %d: %v\n%s", uid, err, out)
+		}
+		return string(out)
+	}
+	if out := run(65534); !strings.Contains(out, "peer uid 65534 is not allowed (HTTP 403)") {
+		t.Errorf("as nobody: %q", out)
+	}
+	if out := run(0); !strings.Contains(out, "uid 0: <nil>") {
+		t.Errorf("as ourselves: %q", out)
+	}
+}

@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dsearch/shared/api"
+)
+
+func TestErrorsAndFixedHost(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != "searchd.sock" {
+			t.Errorf("host %q", r.Host)
+		}
+		switch r.URL.Path {
+		case "/v1/healthz":
+			w.Write([]byte(`{"ok":true,"version":"v","schema_version":3}`))
+		case "/v1/stats":
+			w.WriteHeader(http.StatusTeapot)
+			w.Write([]byte("not json"))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error":"not found"}`))
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	c := New(path)
+	ctx := context.Background()
+	if h, err := c.Health(ctx); err != nil || h.SchemaVersion != 3 {
+		t.Errorf("health: %+v, %v", h, err)
+	}
+	var ae *api.Error
+	if _, err := c.Segment(ctx, 5); !errors.As(err, &ae) || ae.Status != 404 || ae.Message != "not found" {
+		t.Errorf("404: %v", err)
+	}
+	if _, err := c.Stats(ctx); !errors.As(err, &ae) || ae.Status != http.StatusTeapot || ae.Message == "" {
+		t.Errorf("non-JSON error: %v", err)
+	}
+	// The transport dials only the socket, and only for the fixed host.
+	if _, err := c.http.Get("http://example.com/"); err == nil || !strings.Contains(err.Error(), "refusing to dial") {
+		t.Errorf("other host: %v", err)
+	}
+	if _, err := New(filepath.Join(dir, "none.sock")).Health(ctx); err == nil || !strings.Contains(err.Error(), "not reachable") {
+		t.Errorf("dead socket: %v", err)
+	}
+}
+
+func TestIDJSON(t *testing.T) {
+	var id api.ID
+	if err := id.UnmarshalText([]byte("-1340286991073280000")); err != nil || id != -1340286991073280000 {
+		t.Errorf("negative id: %d, %v", id, err)
+	}
+	if err := id.UnmarshalText([]byte("12a")); err == nil {
+		t.Error("12a parsed")
+	}
+	if got := api.JumpURL(1, 2, 3); got != "https://discord.com/channels/1/2/3" {
+		t.Error(got)
+	}
+}
