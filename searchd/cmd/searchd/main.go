@@ -23,6 +23,12 @@ func main() {
 	// Messages are private: whatever we create is ours alone.
 	syscall.Umask(0o077)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, restore the default handling: a
+		// second one kills at once instead of waiting for shutdown.
+		<-ctx.Done()
+		stop()
+	}()
 	m := NewMain()
 	err := m.Run(ctx, os.Args[1:])
 	stop()

@@ -24,8 +24,8 @@ func (m *Main) serveCmd() *ffcli.Command {
 
 // serve runs the daemon until ctx is done (SIGINT or SIGTERM): the HTTP
 // server stops first, letting in-flight requests finish and removing the
-// socket, and the database closes last. A second signal kills at once,
-// because main restores default signal handling once ctx is done.
+// socket, and the database closes last. A second signal kills at once
+// (main restores default signal handling once ctx is done).
 func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) error {
 	if err := cfg.validate(); err != nil {
 		return err
