@@ -1,0 +1,189 @@
+package embed
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dsearch/searchd/embed/embedtest"
+)
+
+// backends lists the backends this test binary can exercise: pure Go
+// always; ONNX Runtime when built with -tags ORT and given its library
+// (make test does both).
+func testBackends(t *testing.T) []Options {
+	out := []Options{{Backend: Go}}
+	if lib := os.Getenv("DSEARCH_ORT_LIBRARY"); ORTAvailable && lib != "" {
+		out = append(out, Options{Backend: ORT, ORTLibrary: lib})
+	} else {
+		t.Log("ONNX Runtime not available to this test binary: testing the Go backend only")
+	}
+	return out
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// checkRanking asserts that each query's nearest passage is its own topic.
+func checkRanking(t *testing.T, m *Model, queries, passages []string) {
+	t.Helper()
+	ctx := context.Background()
+	pv, err := m.EmbedPassages(ctx, passages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range pv {
+		if n := dot(v, v); n < 0.999 || n > 1.001 {
+			t.Errorf("passage %d: |v|² = %f, want unit vectors", i, n)
+		}
+	}
+	for qi, q := range queries {
+		qv, err := m.EmbedQuery(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, bestScore := -1, float32(-2)
+		for pi, v := range pv {
+			if s := dot(qv, v); s > bestScore {
+				best, bestScore = pi, s
+			}
+		}
+		if best != qi {
+			t.Errorf("%s: %q ranked %q first (%.2f), want %q (%.2f)", m.Backend(), q, passages[best], bestScore, passages[qi], dot(qv, pv[qi]))
+		}
+	}
+}
+
+func TestFixtureModel(t *testing.T) {
+	queries := []string{"the boiler broke", "finished the game ending", "moving to a new apartment", "my thesis defense"}
+	passages := []string{
+		"plumber came to repair the heating pipes and the pressure valve",
+		"the story of death stranding and its boss level on steam",
+		"packing boxes, the landlord and the lease for the house",
+		"the professor wants chapter three of the paper rewritten before the defense",
+	}
+	for _, pooled := range []bool{false, true} {
+		dir := t.TempDir()
+		if err := embedtest.Write(dir, embedtest.Options{Pooled: pooled}); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range testBackends(t) {
+			t.Run(string(o.Backend)+map[bool]string{true: "/pooled", false: "/mean"}[pooled], func(t *testing.T) {
+				m, err := Load(dir, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				if m.Dim() != embedtest.Dim || m.Name() != "embedtest" {
+					t.Errorf("dim %d name %q", m.Dim(), m.Name())
+				}
+				checkRanking(t, m, queries, passages)
+				// Batches are split and reordered by length; results
+				// must come back in input order.
+				many := make([]string, 70)
+				for i := range many {
+					many[i] = passages[i%len(passages)] + strings.Repeat(" the", i%7)
+				}
+				vs, err := m.EmbedPassages(context.Background(), many)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range vs {
+					if s := dot(v, vs[i%len(passages)]); s < 0.9 {
+						t.Fatalf("passage %d came back out of order (similarity %.2f to its twin)", i, s)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Pooling matters: on the same token outputs, CLS takes the first token
+// and mean averages under the mask.
+func TestPool(t *testing.T) {
+	hidden := [][]float32{{1, 0}, {0, 1}, {0, 1}, {5, 5}}
+	mask := []uint32{1, 1, 1, 0} // the last token is padding
+	cls, err := pool(CLS, hidden, mask)
+	if err != nil || cls[0] != 1 || cls[1] != 0 {
+		t.Errorf("cls = %v, %v", cls, err)
+	}
+	mean, err := pool(Mean, hidden, mask)
+	if err != nil || mean[0] >= mean[1] || dot(mean, mean) < 0.999 {
+		t.Errorf("mean = %v, %v (padding must not count)", mean, err)
+	}
+	if _, err := pool(Mean, [][]float32{{0, 0}}, []uint32{1}); err == nil {
+		t.Error("zero vector accepted")
+	}
+	if _, err := pool(Mean, hidden, []uint32{0, 0, 0, 0}); err == nil {
+		t.Error("empty mask accepted")
+	}
+}
+
+func TestBadModels(t *testing.T) {
+	write := func(t *testing.T, edit func(dir string)) string {
+		dir := t.TempDir()
+		if err := embedtest.Write(dir, embedtest.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		edit(dir)
+		return dir
+	}
+	tests := []struct {
+		name string
+		edit func(dir string)
+		want string
+	}{
+		{"no config", func(d string) { os.Remove(filepath.Join(d, ConfigFile)) }, "searchd model init"},
+		{"bad config", func(d string) { os.WriteFile(filepath.Join(d, ConfigFile), []byte(`{"name":""}`), 0o644) }, "name is empty"},
+		{"wrong dimension", func(d string) {
+			WriteConfig(d, &Config{Name: "x", Dimension: 16, Pooling: Mean, MaxTokens: 64})
+		}, "has dimension 32"},
+		{"pooled on token output", func(d string) {
+			WriteConfig(d, &Config{Name: "x", Dimension: 32, Pooling: Pooled, MaxTokens: 64})
+		}, "needs a 2-D"},
+		{"unknown output", func(d string) {
+			WriteConfig(d, &Config{Name: "x", Dimension: 32, Pooling: Mean, MaxTokens: 64, Output: "nope"})
+		}, "output nope is not available"},
+		{"no tokenizer", func(d string) { os.Remove(filepath.Join(d, "tokenizer.json")) }, "tokenizer.json"},
+		{"corrupt onnx", func(d string) { os.WriteFile(filepath.Join(d, "model.onnx"), []byte("not a model"), 0o644) }, "load model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(write(t, tt.edit), Options{Backend: Go})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load: %v; want %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Load(write(t, func(string) {}), Options{Backend: "tpu"}); err == nil {
+		t.Error("unknown backend accepted")
+	}
+}
+
+// The real small model from `make model` (DSEARCH_TEST_MODEL), on ONNX
+// Runtime when available.
+func TestRealModel(t *testing.T) {
+	dir := os.Getenv("DSEARCH_TEST_MODEL")
+	if dir == "" {
+		t.Skip("DSEARCH_TEST_MODEL not set (make test sets it after make model)")
+	}
+	o := testBackends(t)
+	m, err := Load(dir, o[len(o)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	t.Logf("%s on %s loaded in %s", m.Name(), m.Backend(), m.LoadTime)
+	checkRanking(t, m,
+		[]string{"the boiler broke this morning", "who is moving house next month?", "Death Stranding ending"},
+		[]string{"our heating failed and there is no hot water, the plumber comes later",
+			"I'm moving to a new apartment near the office in April",
+			"finally finished the game, the story of Kojima's delivery simulator is wild"})
+}

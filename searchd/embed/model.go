@@ -1,0 +1,247 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/knights-analytics/hugot"
+	"github.com/knights-analytics/hugot/backends"
+	"github.com/knights-analytics/hugot/options"
+	"github.com/knights-analytics/hugot/pipelines"
+)
+
+// Backend selects hugot's runtime.
+type Backend string
+
+const (
+	// ORT is ONNX Runtime: production speed; needs -tags ORT and the
+	// native libraries from `make deps`.
+	ORT Backend = "ort"
+	// Go is hugot's pure-Go backend: no native libraries, slower.
+	Go Backend = "go"
+)
+
+// Options configure loading.
+type Options struct {
+	Backend Backend
+	// ORTLibrary is the path of libonnxruntime (.so or .dylib).
+	ORTLibrary string
+	// Threads for ONNX Runtime's intra-op pool; 0 means its default.
+	Threads int
+}
+
+// Model is a loaded embedding model. It is safe for concurrent use; calls
+// run one at a time, since one inference already uses every core.
+type Model struct {
+	cfg      Config
+	backend  Backend
+	mu       sync.Mutex
+	session  *hugot.Session
+	pipeline *pipelines.FeatureExtractionPipeline
+	// LoadTime is how long Load took.
+	LoadTime time.Duration
+}
+
+// Load loads the model in dir. Load it once at start-up, before serving:
+// hugot's ORT loader changes the process's working directory while it
+// loads (Load restores it).
+func Load(dir string, opts Options) (*Model, error) {
+	start := time.Now()
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	defer os.Chdir(cwd)
+
+	var s *hugot.Session
+	switch opts.Backend {
+	case Go, "":
+		opts.Backend = Go
+		s, err = hugot.NewGoSession(goBuckets(cfg.MaxTokens)...)
+	case ORT:
+		s, err = newORTSession(opts)
+	default:
+		return nil, fmt.Errorf("unknown embedding backend %q (want go or ort)", opts.Backend)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedding backend %s: %w", opts.Backend, err)
+	}
+	pcfg := hugot.FeatureExtractionConfig{ModelPath: dir, Name: "embed"}
+	if cfg.Output != "" {
+		pcfg.Options = append(pcfg.Options, pipelines.WithOutputName(cfg.Output))
+	}
+	p, err := hugot.NewPipeline(s, pcfg)
+	if err != nil {
+		s.Destroy()
+		return nil, fmt.Errorf("load model %s: %w", dir, err)
+	}
+	dims := p.Output.Dimensions
+	if got := dims[len(dims)-1]; got != -1 && int(got) != cfg.Dimension {
+		s.Destroy()
+		return nil, fmt.Errorf("model %s: output %s has dimension %d, but %s says %d", dir, p.Output.Name, got, ConfigFile, cfg.Dimension)
+	}
+	if (cfg.Pooling == Pooled) != (len(dims) == 2) {
+		s.Destroy()
+		return nil, fmt.Errorf("model %s: output %s has %d dimensions; pooling %q needs %s", dir, p.Output.Name, len(dims), cfg.Pooling,
+			map[bool]string{true: "a 2-D (already pooled) output", false: "a 3-D (token) output"}[cfg.Pooling == Pooled])
+	}
+	if tk := p.Model.Tokenizer; tk != nil {
+		tk.MaxAllowedTokens = cfg.MaxTokens // the Go tokenizer's truncation
+	}
+	return &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, LoadTime: time.Since(start)}, nil
+}
+
+// goBuckets caps the pure-Go backend's compile cache: it compiles one
+// program per (batch, sequence) bucket, so few buckets bound memory and
+// warm-up.
+func goBuckets(maxTokens int) []options.WithOption {
+	seq := []int{}
+	for _, b := range []int{32, 64, 128, 256, 512, 1024, 2048, 4096, 8192} {
+		if b < maxTokens {
+			seq = append(seq, b)
+		}
+	}
+	seq = append(seq, maxTokens)
+	return []options.WithOption{
+		options.WithGoMLXBatchBuckets([]int{1, 8, 32}),
+		options.WithGoMLXSequenceBuckets(seq),
+	}
+}
+
+// Name is the model's name, as stored with its vectors.
+func (m *Model) Name() string { return m.cfg.Name }
+
+// Dim is the vector dimension.
+func (m *Model) Dim() int { return m.cfg.Dimension }
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Backend is the runtime in use.
+func (m *Model) Backend() Backend { return m.backend }
+
+// Close releases the model.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.session == nil {
+		return nil
+	}
+	err := m.session.Destroy()
+	m.session = nil
+	return err
+}
+
+// EmbedQuery embeds a search query.
+func (m *Model) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
+	v, err := m.embed(ctx, []string{m.cfg.QueryPrefix + q})
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
+
+// EmbedPassages embeds texts to be searched: unit vectors, in order.
+func (m *Model) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
+	if m.cfg.PassagePrefix == "" {
+		return m.embed(ctx, texts)
+	}
+	in := make([]string, len(texts))
+	for i, t := range texts {
+		in[i] = m.cfg.PassagePrefix + t
+	}
+	return m.embed(ctx, in)
+}
+
+// maxBatch bounds one inference call; the caller's batch is split.
+const maxBatch = 32
+
+func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	// Similar lengths together: each call pads to its longest input.
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(texts[order[a]]) < len(texts[order[b]]) })
+	for start := 0; start < len(order); start += maxBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		idx := order[start:min(start+maxBatch, len(order))]
+		batch := make([]string, len(idx))
+		for i, j := range idx {
+			batch[i] = texts[j]
+		}
+		vecs, err := m.run(batch)
+		if err != nil {
+			return nil, err
+		}
+		for i, j := range idx {
+			out[j] = vecs[i]
+		}
+	}
+	return out, nil
+}
+
+// run embeds one batch, pooling the raw output ourselves (hugot would
+// mean-pool any token output, which is wrong for CLS models like bge-m3).
+func (m *Model) run(texts []string) (vecs [][]float32, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.session == nil {
+		return nil, errors.New("embedding model is closed")
+	}
+	defer func() {
+		// The pure-Go backend reports some failures by panicking.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("embedding failed: %v", r)
+		}
+	}()
+	p := m.pipeline
+	batch := backends.NewBatch(len(texts))
+	defer batch.Destroy()
+	if err := p.Preprocess(batch, texts); err != nil {
+		return nil, err
+	}
+	if err := p.Forward(batch); err != nil {
+		return nil, err
+	}
+	vecs = make([][]float32, len(texts))
+	switch out := batch.OutputValues[p.OutputIndex].(type) {
+	case [][][]float32:
+		for i, tokens := range out {
+			if vecs[i], err = pool(m.cfg.Pooling, tokens, batch.Input[i].AttentionMask); err != nil {
+				return nil, err
+			}
+		}
+	case [][]float32:
+		for i, row := range out {
+			if vecs[i], err = pool(Pooled, [][]float32{row}, nil); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, fmt.Errorf("model output of type %T is not supported", out)
+	}
+	for i, v := range vecs {
+		if len(v) != m.cfg.Dimension {
+			return nil, fmt.Errorf("model gave a %d-dimensional vector for input %d; want %d", len(v), i, m.cfg.Dimension)
+		}
+	}
+	return vecs, nil
+}

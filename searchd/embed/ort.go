@@ -1,0 +1,24 @@
+//go:build ORT
+
+package embed
+
+import (
+	"errors"
+
+	"github.com/knights-analytics/hugot"
+	"github.com/knights-analytics/hugot/options"
+)
+
+// ORTAvailable reports whether this binary was built with ONNX Runtime.
+const ORTAvailable = true
+
+func newORTSession(o Options) (*hugot.Session, error) {
+	if o.ORTLibrary == "" {
+		return nil, errors.New("no ONNX Runtime library: set --ort-library (DSEARCH_ORT_LIBRARY) to libonnxruntime's path (make deps installs one)")
+	}
+	opts := []options.WithOption{options.WithOnnxLibraryPath(o.ORTLibrary)}
+	if o.Threads > 0 {
+		opts = append(opts, options.WithIntraOpNumThreads(o.Threads), options.WithInterOpNumThreads(1))
+	}
+	return hugot.NewORTSession(opts...)
+}
