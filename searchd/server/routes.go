@@ -23,7 +23,20 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, StatsResponse(st))
+	out := StatsResponse(st)
+	if e := s.Embedding; e != nil {
+		c, err := s.DB.EmbeddingCounts(r.Context())
+		if err != nil {
+			return err
+		}
+		js := e.Job.Status()
+		out.Embedding = &api.EmbeddingStats{Model: e.Model, Backend: e.Backend, Dimension: e.Dim, Phase: js.Phase,
+			Segments: c.Segments, SegmentsEmbedded: c.SegmentsDone, SegmentsTooShort: c.SegmentsTooShort,
+			Messages: c.Messages, MessagesEmbedded: c.MessagesDone, MessagesTooShort: c.MessagesTooShort,
+			VectorsInMemory: e.Matrix.Len(), SegmentsPerSecond: js.SegmentsPerSec, MessagesPerSecond: js.MsgsPerS,
+			LastError: js.LastError}
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // StatsResponse converts database stats to the API's form.
@@ -62,6 +75,9 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted)
+	if s.Embedding != nil && res.Inserted+res.Updated+res.Deleted > 0 {
+		s.Embedding.Job.Kick()
+	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
 		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"dsearch/searchd/index"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/socket"
 	"dsearch/searchd/sqlite"
@@ -38,6 +39,17 @@ type Server struct {
 	Version string
 	// UID is the only peer UID allowed to connect; os.Getuid() by default.
 	UID *int
+	// Embedding, if set, is the running embedding job and its model.
+	Embedding *Embedding
+}
+
+// Embedding is what the server knows of the embedding side.
+type Embedding struct {
+	Model   string
+	Backend string
+	Dim     int
+	Job     *index.Job
+	Matrix  *index.Matrix
 }
 
 type ctxKey int

@@ -307,6 +307,10 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return nil
 		}
 		res.Updated++
+		// Its text changed: its vector is stale.
+		if _, err := a.exec(`DELETE FROM message_vectors WHERE message_id = ?`, m.ID); err != nil {
+			return err
+		}
 		return a.touchSegmentOf(m.ID)
 	}
 	res.Inserted++

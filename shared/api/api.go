@@ -65,6 +65,26 @@ type Stats struct {
 	LastMessageAt   *time.Time  `json:"last_message_at,omitempty"`
 	GapQuantiles    []GapQuant  `json:"gap_quantiles"`
 	SegmentSizes    []SizeQuant `json:"segment_size_quantiles"`
+	// Embedding is absent when the daemon runs without a model.
+	Embedding *EmbeddingStats `json:"embedding,omitempty"`
+}
+
+// EmbeddingStats is the embedding job's progress.
+type EmbeddingStats struct {
+	Model             string  `json:"model"`
+	Backend           string  `json:"backend"`
+	Dimension         int     `json:"dimension"`
+	Phase             string  `json:"phase"`
+	Segments          int64   `json:"segments"`
+	SegmentsEmbedded  int64   `json:"segments_embedded"`  // current vectors, including too short
+	SegmentsTooShort  int64   `json:"segments_too_short"` // under 30 characters: no vector
+	Messages          int64   `json:"messages"`
+	MessagesEmbedded  int64   `json:"messages_embedded"`
+	MessagesTooShort  int64   `json:"messages_too_short"`
+	VectorsInMemory   int     `json:"vectors_in_memory"`
+	SegmentsPerSecond float64 `json:"segments_per_second"`
+	MessagesPerSecond float64 `json:"messages_per_second"`
+	LastError         string  `json:"last_error,omitempty"`
 }
 
 // GapQuant is one quantile of the time between consecutive messages of a

@@ -14,6 +14,7 @@ import (
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/searchd/embed"
 	"dsearch/searchd/segment"
 )
 
@@ -24,6 +25,22 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 	Rules     segment.Rules
+
+	Model        string
+	EmbedBackend string
+	ORTLibrary   string
+	EmbedThreads int
+}
+
+// defaultORTLibrary is where `make deps` put ONNX Runtime, set at link
+// time by the Makefile.
+var defaultORTLibrary = ""
+
+func defaultBackend() string {
+	if embed.ORTAvailable {
+		return string(embed.ORT)
+	}
+	return string(embed.Go)
 }
 
 // register adds the shared flags to fs.
@@ -34,7 +51,19 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&c.Rules.Gap, "gap", segment.DefaultRules.Gap, "segmentation: a message this soon after its channel's current conversation joins it")
 	fs.DurationVar(&c.Rules.ReplyWindow, "reply-window", segment.DefaultRules.ReplyWindow, "segmentation: a reply this soon after its parent joins the parent's conversation")
+	fs.StringVar(&c.Model, "model", "", "embedding model directory (model.onnx, tokenizer.json, "+embed.ConfigFile+"); see docs/models.md")
+	fs.StringVar(&c.EmbedBackend, "embed-backend", defaultBackend(), "embedding runtime: ort (ONNX Runtime) or go (pure Go, slower)")
+	fs.StringVar(&c.ORTLibrary, "ort-library", defaultORTLibrary, "directory holding libonnxruntime (.so or .dylib)")
+	fs.IntVar(&c.EmbedThreads, "embed-threads", 0, "ONNX Runtime threads (0: one per core)")
 	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
+}
+
+// LoadModel loads the configured embedding model.
+func (c *Config) LoadModel() (*embed.Model, error) {
+	if c.Model == "" {
+		return nil, fmt.Errorf("no embedding model: set --model DIR (DSEARCH_MODEL); `make model` fetches a small one, docs/models.md installs bge-m3")
+	}
+	return embed.Load(c.Model, embed.Options{Backend: embed.Backend(c.EmbedBackend), ORTLibrary: c.ORTLibrary, Threads: c.EmbedThreads})
 }
 
 // command builds a subcommand whose flags come from the command line, then

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/sqlite"
@@ -51,7 +47,7 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 	}
 	defer db.Close()
 
-	bar := newProgress(m.Stderr, total)
+	bar := &fileProgress{progress: newProgress(m.Stderr, "importing", total, true)}
 	im := &ingest.Importer{DB: db, Rules: cfg.Rules, Progress: bar.file}
 	start := time.Now()
 	results := im.Import(ctx, files)
@@ -87,51 +83,19 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 	return nil
 }
 
-// progress shows import progress in bytes: a bar on a terminal, a plain
-// line every few seconds otherwise (logs, CI).
-type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	total int64
-	done  int64 // bytes of finished files
-	cur   string
-	last  time.Time
-}
-
-func newProgress(w io.Writer, total int64) *progress {
-	p := &progress{w: w, total: total}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription("importing"),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
-	return p
+// fileProgress adds up progress within files into one byte count.
+type fileProgress struct {
+	*progress
+	done int64 // bytes of finished files
 }
 
 // file records progress within one file; read == size means it ended.
-func (p *progress) file(name string, read, size int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+func (p *fileProgress) file(name string, read, size int64) {
 	at := p.done + read
 	if read >= size {
 		p.done += size
 	}
-	if p.bar != nil {
-		p.bar.Set64(at)
-		return
-	}
-	if time.Since(p.last) >= 2*time.Second || read >= size {
-		p.last = time.Now()
-		fmt.Fprintf(p.w, "importing: %.1f of %.1f MiB (%.0f%%)\n", float64(at)/(1<<20), float64(p.total)/(1<<20), 100*float64(at)/float64(max(p.total, 1)))
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
+	p.set(at)
 }
 
 // peakRSS is the process's peak resident memory in bytes.

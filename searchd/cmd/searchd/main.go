@@ -59,15 +59,21 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 			"and --config FILE (DSEARCH_CONFIG; lines of 'flag value'). Flags override the\n" +
 			"environment, which overrides the config file.",
 		Subcommands: []*ffcli.Command{
-			m.serveCmd(), m.importCmd(), m.statsCmd(), m.segmentCmd(), m.statusCmd(),
+			m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
+			m.statusCmd(), m.modelCmd(),
 		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },
 	}
 	root.FlagSet = flag.NewFlagSet("searchd", flag.ContinueOnError)
 	root.FlagSet.SetOutput(m.Stderr)
-	for _, c := range root.Subcommands {
-		c.FlagSet.SetOutput(m.Stderr)
+	var quiet func([]*ffcli.Command)
+	quiet = func(cs []*ffcli.Command) {
+		for _, c := range cs {
+			c.FlagSet.SetOutput(m.Stderr)
+			quiet(c.Subcommands)
+		}
 	}
+	quiet(root.Subcommands)
 	if err := root.Parse(args); err != nil {
 		return err
 	}

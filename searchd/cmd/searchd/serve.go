@@ -7,6 +7,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/searchd/index"
 	"dsearch/searchd/server"
 	"dsearch/searchd/socket"
 	"dsearch/searchd/sqlite"
@@ -39,14 +40,45 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		return err
 	}
 	defer db.Close()
+	// The model loads before anything else runs: hugot's ORT loader
+	// changes the working directory while it loads.
+	var emb *server.Embedding
+	if cfg.Model != "" {
+		model, err := cfg.LoadModel()
+		if err != nil {
+			return err
+		}
+		defer model.Close()
+		if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
+			return err
+		}
+		matrix, err := index.LoadMatrix(ctx, db, model.Dim())
+		if err != nil {
+			return err
+		}
+		log.Info("embedding model loaded", "model", model.Name(), "backend", model.Backend(),
+			"load_time", model.LoadTime.Round(time.Millisecond), "vectors", matrix.Len())
+		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log}
+		emb = &server.Embedding{Model: model.Name(), Backend: string(model.Backend()), Dim: model.Dim(), Job: job, Matrix: matrix}
+	} else {
+		log.Warn("no embedding model configured (--model): serving without embeddings")
+	}
 	path := cfg.SocketPath()
 	ln, err := socket.Listen(path)
 	if err != nil {
 		return err
 	}
 	log.Info("searchd listening", "socket", path, "data", cfg.Data, "version", version)
-	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version}
+	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb}
+	jobDone := make(chan struct{})
+	go func() {
+		defer close(jobDone)
+		if emb != nil {
+			emb.Job.Run(ctx, 10*time.Second)
+		}
+	}()
 	err = srv.Serve(ctx, ln, grace)
+	<-jobDone // the job stops after its current batch; then model and database close
 	log.Info("searchd stopped")
 	return err
 }

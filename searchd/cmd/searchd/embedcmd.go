@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/searchd/embed"
+	"dsearch/searchd/index"
+	"dsearch/searchd/sqlite"
+)
+
+func (m *Main) embedCmd() *ffcli.Command {
+	var cfg Config
+	return command("embed", "[flags]", "embed every segment and message that needs it, with a progress bar", &cfg, nil,
+		func(ctx context.Context, _ []string) error { return m.embed(ctx, &cfg, false) })
+}
+
+func (m *Main) reindexCmd() *ffcli.Command {
+	var cfg Config
+	return command("reindex", "[flags]", "drop every vector and re-embed with the configured model", &cfg, nil,
+		func(ctx context.Context, _ []string) error { return m.embed(ctx, &cfg, true) })
+}
+
+// embed runs the embedding job to completion in the foreground. Ctrl-C
+// stops it after the current batch; a rerun continues from there.
+func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	log, err := cfg.Logger(m.Stderr)
+	if err != nil {
+		return err
+	}
+	model, err := cfg.LoadModel()
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	fmt.Fprintf(m.Stdout, "model %s (%d dimensions) on %s, loaded in %s\n", model.Name(), model.Dim(), model.Backend(), model.LoadTime.Round(time.Millisecond))
+	db, err := sqlite.Open(ctx, cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if reindex {
+		if err := db.ResetVectors(ctx, model.Name(), model.Dim()); err != nil {
+			return err
+		}
+	} else if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
+		return err
+	}
+	counts, err := db.EmbeddingCounts(ctx)
+	if err != nil {
+		return err
+	}
+	segs := newProgress(m.Stderr, "segments", counts.Segments-counts.SegmentsDone, false)
+	var msgs *progress
+	job := &index.Job{DB: db, Embedder: model, Log: log, Progress: func(s index.Status) {
+		switch s.Phase {
+		case "segments":
+			segs.set(s.SegmentsDone)
+		case "messages":
+			if msgs == nil {
+				segs.finish()
+				msgs = newProgress(m.Stderr, "messages", counts.Messages-counts.MessagesDone, false)
+			}
+			msgs.set(s.MessagesDone)
+		}
+	}}
+	err = job.RunOnce(ctx)
+	segs.finish()
+	if msgs != nil {
+		msgs.finish()
+	}
+	st := job.Status()
+	m.printThroughput(st)
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted; run `searchd embed` again to continue")
+	}
+	return err
+}
+
+func (m *Main) printThroughput(st index.Status) {
+	outside := 0.0
+	if st.BusyTime > 0 {
+		outside = 100 * (1 - st.InferenceTime.Seconds()/st.BusyTime.Seconds())
+	}
+	fmt.Fprintf(m.Stdout, "embedded %d segments and %d messages in %s (%.1f segments/s, %.1f messages/s while busy); %.1f%% of the time outside inference\n",
+		st.SegmentsDone, st.MessagesDone, st.BusyTime.Round(time.Millisecond), st.SegmentsPerSec, st.MsgsPerS, outside)
+}
+
+func (m *Main) modelCmd() *ffcli.Command {
+	var cfg Config
+	var c embed.Config
+	var pooling string
+	var check bool
+	init := command("init", "DIR [flags]", "describe a model directory ("+embed.ConfigFile+") and prepare its tokenizer", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&c.Name, "name", "", "model name stored with its vectors (required)")
+			fs.IntVar(&c.Dimension, "dimension", 0, "vector dimension (required)")
+			fs.StringVar(&pooling, "pooling", "mean", "mean, cls (bge-m3) or pooled (a 2-D output)")
+			fs.StringVar(&c.Output, "output", "", "ONNX output to use (default: the first)")
+			fs.IntVar(&c.MaxTokens, "max-tokens", 512, "truncate inputs to this many tokens")
+			fs.StringVar(&c.QueryPrefix, "query-prefix", "", "prefix for queries (e5: 'query: ')")
+			fs.StringVar(&c.PassagePrefix, "passage-prefix", "", "prefix for passages (e5: 'passage: ')")
+			fs.BoolVar(&check, "check", true, "load the model and embed a test sentence")
+		},
+		func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return errors.New("model init: give the model directory")
+			}
+			dir := args[0]
+			c.Pooling = embed.Pooling(pooling)
+			if err := c.Validate(); err != nil {
+				return fmt.Errorf("model init: %w", err)
+			}
+			if err := embed.PrepareTokenizer(dir, c.MaxTokens); err != nil {
+				return err
+			}
+			if err := embed.WriteConfig(dir, &c); err != nil {
+				return err
+			}
+			if !check {
+				return nil
+			}
+			cfg.Model = dir
+			model, err := cfg.LoadModel()
+			if err != nil {
+				return err
+			}
+			defer model.Close()
+			v, err := model.EmbedQuery(ctx, "보일러가 고장났어 / the boiler broke")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "%s: %s, %d dimensions, loaded in %s on %s\n", dir, c.Name, len(v), model.LoadTime.Round(time.Millisecond), model.Backend())
+			return nil
+		})
+	return &ffcli.Command{Name: "model", ShortUsage: "searchd model init DIR [flags]", ShortHelp: "prepare an embedding model directory",
+		Subcommands: []*ffcli.Command{init}, FlagSet: flag.NewFlagSet("searchd model", flag.ContinueOnError),
+		Exec: func(context.Context, []string) error { return flag.ErrHelp }}
+}

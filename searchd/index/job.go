@@ -1,0 +1,263 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+)
+
+// Embedder turns passages into unit vectors. embed.Model implements it;
+// tests use a fake.
+type Embedder interface {
+	Name() string
+	Dim() int
+	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// MinMessageChars: shorter messages (after cleaning) get no vector. The
+// rescoring weight min(1, chars/12) makes them count for little anyway.
+const MinMessageChars = 4
+
+// Job embeds every segment that needs it (new, changed, or never embedded
+// by this model), then every message, for rescoring. Each batch commits on
+// its own, so a killed job loses at most one batch and a restart redoes
+// nothing finished.
+type Job struct {
+	DB       *sqlite.DB
+	Embedder Embedder
+	// Matrix, if set, follows the vectors the job writes.
+	Matrix       *Matrix
+	Log          *slog.Logger
+	SegmentBatch int // default 16
+	MessageBatch int // default 64
+	// Progress, if set, is called after each batch.
+	Progress func(Status)
+
+	kick   chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	status Status
+}
+
+// Status is what the job has done since it started.
+type Status struct {
+	Phase                    string // segments, messages, idle
+	SegmentsDone             int64  // embedded (or found too short) by this job
+	MessagesDone             int64
+	InferenceTime, BusyTime  time.Duration
+	SegmentsPerSec, MsgsPerS float64 // over the job's busy time
+	LastError                string
+}
+
+// Status returns a snapshot of the job's progress.
+func (j *Job) Status() Status {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.status
+	if secs := s.BusyTime.Seconds(); secs > 0 {
+		s.SegmentsPerSec = float64(s.SegmentsDone) / secs
+		s.MsgsPerS = float64(s.MessagesDone) / secs
+	}
+	return s
+}
+
+func (j *Job) update(fn func(*Status)) {
+	j.mu.Lock()
+	fn(&j.status)
+	j.mu.Unlock()
+	if j.Progress != nil {
+		j.Progress(j.Status())
+	}
+}
+
+// Kick asks a running job to look for work now (new messages arrived).
+func (j *Job) Kick() {
+	j.init()
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (j *Job) init() {
+	j.once.Do(func() { j.kick = make(chan struct{}, 1) })
+}
+
+// Run works until ctx is done: a pass over everything pending, then a
+// wait for a kick or for idle (imports by another process show up
+// within that). Errors are logged and retried after a pause.
+func (j *Job) Run(ctx context.Context, idle time.Duration) error {
+	j.init()
+	for {
+		err := j.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := idle
+		if err != nil {
+			j.Log.Error("embedding failed; retrying", "err", err, "in", 30*time.Second)
+			wait = 30 * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-j.kick:
+		case <-time.After(wait):
+		}
+	}
+}
+
+// RunOnce embeds everything pending, segments first, and returns.
+func (j *Job) RunOnce(ctx context.Context) error {
+	err := j.segments(ctx)
+	if err == nil {
+		err = j.messages(ctx)
+	}
+	if err == nil && j.Matrix != nil {
+		err = j.syncMatrix(ctx)
+	}
+	j.update(func(s *Status) {
+		s.Phase = "idle"
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.LastError = err.Error()
+		}
+	})
+	return err
+}
+
+func (j *Job) segments(ctx context.Context) error {
+	batch := j.SegmentBatch
+	if batch <= 0 {
+		batch = 16
+	}
+	var after int64
+	for {
+		start := time.Now()
+		pending, err := j.DB.PendingSegments(ctx, after, batch, segment.MaxTextMessages)
+		if err != nil || len(pending) == 0 {
+			return err
+		}
+		after = pending[len(pending)-1].ID
+		vs := make([]sqlite.SegmentVector, len(pending))
+		var texts []string
+		var idx []int
+		for i, p := range pending {
+			vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision}
+			if t := segment.Text(p.Contents); t != "" {
+				texts = append(texts, t)
+				idx = append(idx, i)
+			}
+		}
+		infer, err := j.embed(ctx, texts, func(k int, v []float32) { vs[idx[k]].Vector = v })
+		if err != nil {
+			return err
+		}
+		saved, err := j.DB.SaveSegmentVectors(ctx, vs)
+		if err != nil {
+			return err
+		}
+		if j.Matrix != nil {
+			for _, v := range saved {
+				if v.Vector == nil {
+					j.Matrix.Delete(v.ID)
+				} else {
+					j.Matrix.Upsert(v.ID, v.Vector)
+				}
+			}
+		}
+		j.update(func(s *Status) {
+			s.Phase = "segments"
+			s.SegmentsDone += int64(len(saved))
+			s.InferenceTime += infer
+			s.BusyTime += time.Since(start)
+		})
+	}
+}
+
+func (j *Job) messages(ctx context.Context) error {
+	batch := j.MessageBatch
+	if batch <= 0 {
+		batch = 64
+	}
+	var after int64
+	for {
+		start := time.Now()
+		pending, err := j.DB.PendingMessages(ctx, after, batch)
+		if err != nil || len(pending) == 0 {
+			return err
+		}
+		after = pending[len(pending)-1].ID
+		vs := make([]sqlite.MessageVector, len(pending))
+		var texts []string
+		var idx []int
+		for i, p := range pending {
+			vs[i] = sqlite.MessageVector{ID: p.ID, Content: p.Content}
+			if t := segment.Clean(p.Content); utf8.RuneCountInString(t) >= MinMessageChars {
+				texts = append(texts, t)
+				idx = append(idx, i)
+			}
+		}
+		infer, err := j.embed(ctx, texts, func(k int, v []float32) { vs[idx[k]].Vector = v })
+		if err != nil {
+			return err
+		}
+		n, err := j.DB.SaveMessageVectors(ctx, vs)
+		if err != nil {
+			return err
+		}
+		j.update(func(s *Status) {
+			s.Phase = "messages"
+			s.MessagesDone += int64(n)
+			s.InferenceTime += infer
+			s.BusyTime += time.Since(start)
+		})
+	}
+}
+
+// embed runs the model on texts and hands each vector to set.
+func (j *Job) embed(ctx context.Context, texts []string, set func(int, []float32)) (time.Duration, error) {
+	if len(texts) == 0 {
+		return 0, nil
+	}
+	start := time.Now()
+	vecs, err := j.Embedder.EmbedPassages(ctx, texts)
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range vecs {
+		set(k, v)
+	}
+	return time.Since(start), nil
+}
+
+// syncMatrix brings the matrix in line with the database after changes
+// made by anyone (an import or `searchd embed` in another process, the
+// API): it drops segments deleted, or changed and not yet re-embedded, and
+// loads vectors it lacks.
+func (j *Job) syncMatrix(ctx context.Context) error {
+	current, err := j.DB.CurrentSegmentVectorIDs(ctx)
+	if err != nil {
+		return err
+	}
+	have := map[int64]bool{}
+	for _, id := range j.Matrix.IDs() {
+		if !current[id] {
+			j.Matrix.Delete(id)
+		} else {
+			have[id] = true
+		}
+	}
+	var missing []int64
+	for id := range current {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	return j.DB.SegmentVectors(ctx, missing, j.Matrix.Dim(), j.Matrix.Upsert)
+}

@@ -1,0 +1,334 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// ErrModelMismatch means the database holds vectors of another model.
+var ErrModelMismatch = errors.New("embedding model mismatch")
+
+// CheckModel records the embedding model on first use and refuses a
+// different one: vectors of two models must never be mixed.
+func (db *DB) CheckModel(ctx context.Context, name string, dim int) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		var have string
+		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'embedding_model'`).Scan(&have)
+		if errors.Is(err, sql.ErrNoRows) {
+			return setModel(ctx, tx, name, dim)
+		}
+		if err != nil {
+			return err
+		}
+		var haveDim string
+		tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'embedding_dim'`).Scan(&haveDim)
+		if have != name || haveDim != strconv.Itoa(dim) {
+			return fmt.Errorf("%w: the database holds vectors of %s (%s dimensions) but the configured model is %s (%d); run `searchd reindex` to re-embed everything with the new model, or configure the old one",
+				ErrModelMismatch, have, haveDim, name, dim)
+		}
+		return nil
+	})
+}
+
+func setModel(ctx context.Context, tx *sql.Tx, name string, dim int) error {
+	if err := setMeta(ctx, tx, "embedding_model", name); err != nil {
+		return err
+	}
+	return setMeta(ctx, tx, "embedding_dim", strconv.Itoa(dim))
+}
+
+// ResetVectors deletes every vector and records the new model, in one
+// transaction: the start of a reindex.
+func (db *DB) ResetVectors(ctx context.Context, name string, dim int) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{`DELETE FROM segment_vectors`, `DELETE FROM message_vectors`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return setModel(ctx, tx, name, dim)
+	})
+}
+
+// PendingSegment is a segment whose vector is missing or stale.
+type PendingSegment struct {
+	ID, Revision int64
+	// Contents are its first messages' texts, in time order.
+	Contents []string
+}
+
+// PendingSegments returns up to limit segments after ID `after` whose
+// vector is missing or older than their revision, each with up to
+// maxMessages message texts.
+func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessages int) ([]PendingSegment, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.revision FROM segments s
+		LEFT JOIN segment_vectors v ON v.segment_id = s.id
+		WHERE s.id > ? AND (v.segment_id IS NULL OR v.revision != s.revision)
+		ORDER BY s.id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingSegment
+	for rows.Next() {
+		var p PendingSegment
+		if err := rows.Scan(&p.ID, &p.Revision); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		rows, err := db.db.QueryContext(ctx, `SELECT m.content FROM message_segments ms JOIN messages m ON m.id = ms.message_id
+			WHERE ms.segment_id = ? ORDER BY m.created_at, m.id LIMIT ?`, out[i].ID, maxMessages)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[i].Contents = append(out[i].Contents, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SegmentVector is a computed vector; nil Vector marks a segment whose
+// text is too short to embed.
+type SegmentVector struct {
+	ID, Revision int64
+	Vector       []float32
+}
+
+// SaveSegmentVectors stores vectors in one transaction. A vector is kept
+// only if its segment still has the revision it was computed for; it
+// returns those kept.
+func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]SegmentVector, error) {
+	var saved []SegmentVector
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector)
+			SELECT id, revision, ? FROM segments WHERE id = ? AND revision = ?
+			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, vector = excluded.vector`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, v := range vs {
+			r, err := st.ExecContext(ctx, EncodeVector(v.Vector), v.ID, v.Revision)
+			if err != nil {
+				return err
+			}
+			if n, _ := r.RowsAffected(); n > 0 {
+				saved = append(saved, v)
+			}
+		}
+		return nil
+	})
+	return saved, err
+}
+
+// CurrentSegmentVectorIDs lists the segments whose stored vector is
+// current (not stale, not too short).
+func (db *DB) CurrentSegmentVectorIDs(ctx context.Context) (map[int64]bool, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id FROM segment_vectors v
+		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision WHERE v.vector IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rows.Err()
+}
+
+// PendingMessage is a message without a vector.
+type PendingMessage struct {
+	ID      int64
+	Content string
+}
+
+// PendingMessages returns up to limit messages after ID `after` that have
+// no vector row.
+func (db *DB) PendingMessages(ctx context.Context, after int64, limit int) ([]PendingMessage, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT m.id, m.content FROM messages m
+		WHERE m.id > ? AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)
+		ORDER BY m.id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PendingMessage
+	for rows.Next() {
+		var p PendingMessage
+		if err := rows.Scan(&p.ID, &p.Content); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// MessageVector is a computed message vector; nil marks one too short.
+type MessageVector struct {
+	ID      int64
+	Content string // the text it was computed from
+	Vector  []float32
+}
+
+// SaveMessageVectors stores vectors of messages whose text is still the
+// one embedded, in one transaction, and returns how many it stored.
+func (db *DB) SaveMessageVectors(ctx context.Context, vs []MessageVector) (int, error) {
+	var saved int
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO message_vectors (message_id, vector)
+			SELECT id, ? FROM messages WHERE id = ? AND content = ?
+			ON CONFLICT (message_id) DO UPDATE SET vector = excluded.vector`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, v := range vs {
+			r, err := st.ExecContext(ctx, EncodeVector(v.Vector), v.ID, v.Content)
+			if err != nil {
+				return err
+			}
+			n, _ := r.RowsAffected()
+			saved += int(n)
+		}
+		return nil
+	})
+	return saved, err
+}
+
+// EachSegmentVector calls fn for every current segment vector, in ID
+// order; vec is only valid during the call.
+func (db *DB) EachSegmentVector(ctx context.Context, dim int, fn func(id int64, vec []float32)) error {
+	rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id, v.vector FROM segment_vectors v
+		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
+		WHERE v.vector IS NOT NULL ORDER BY v.segment_id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	vec := make([]float32, dim)
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return err
+		}
+		if err := decodeInto(vec, b); err != nil {
+			return fmt.Errorf("segment %d: %w", id, err)
+		}
+		fn(id, vec)
+	}
+	return rows.Err()
+}
+
+// SegmentVectors calls fn with the current vector of each of ids that
+// has one; vec is only valid during the call.
+func (db *DB) SegmentVectors(ctx context.Context, ids []int64, dim int, fn func(id int64, vec []float32)) error {
+	vec := make([]float32, dim)
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		marks := make([]byte, 0, 2*len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+			if i > 0 {
+				marks = append(marks, ',')
+			}
+			marks = append(marks, '?')
+		}
+		rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id, v.vector FROM segment_vectors v
+			JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
+			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+string(marks)+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			var b []byte
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return err
+			}
+			if err := decodeInto(vec, b); err != nil {
+				rows.Close()
+				return fmt.Errorf("segment %d: %w", id, err)
+			}
+			fn(id, vec)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EmbeddingCounts is how far embedding has come.
+type EmbeddingCounts struct {
+	Segments, SegmentsDone, SegmentsTooShort int64
+	Messages, MessagesDone, MessagesTooShort int64
+}
+
+// EmbeddingCounts counts embedded and pending segments and messages.
+func (db *DB) EmbeddingCounts(ctx context.Context) (*EmbeddingCounts, error) {
+	var c EmbeddingCounts
+	err := db.db.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM segments),
+		(SELECT COUNT(*) FROM segment_vectors v JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision),
+		(SELECT COUNT(*) FROM segment_vectors v JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision WHERE v.vector IS NULL),
+		(SELECT COUNT(*) FROM messages),
+		(SELECT COUNT(*) FROM message_vectors),
+		(SELECT COUNT(*) FROM message_vectors WHERE vector IS NULL)`).
+		Scan(&c.Segments, &c.SegmentsDone, &c.SegmentsTooShort, &c.Messages, &c.MessagesDone, &c.MessagesTooShort)
+	return &c, err
+}
+
+// EncodeVector is the storage form of a vector: little-endian float32.
+// nil stays nil (SQL NULL).
+func EncodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// decodeInto decodes a stored vector into dst, which must be its length.
+func decodeInto(dst []float32, b []byte) error {
+	if len(b) != 4*len(dst) {
+		return fmt.Errorf("stored vector has %d bytes, want %d (%d dimensions)", len(b), 4*len(dst), len(dst))
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return nil
+}
