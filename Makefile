@@ -32,7 +32,7 @@ LDFLAGS += -X main.defaultORTLibrary=$(ORT_LIB_DIR)
 endif
 MODEL := $(CURDIR)/$(BUILD)/model
 
-.PHONY: all build test test-go vet fmt demo bench run run-dir clean deps model
+.PHONY: all build test test-go vet fmt demo demo-run bench run run-dir clean deps model
 
 all: build
 
@@ -70,9 +70,13 @@ fmt:
 run-dir:
 	@mkdir -p run && chmod 700 run
 
-# The demo: build, import the sample export, print stats and a segment,
-# then serve on the private socket, ask it over the socket, and stop.
-demo: build run-dir
+# The demo: fetch what it needs, build, import the sample export, print
+# stats and a segment, embed it with the real model, then serve on the
+# private socket, ask it over the socket, and stop.
+demo: deps model
+	@$(MAKE) --no-print-directory demo-run
+
+demo-run: build run-dir
 	@rm -rf $(DEMO_DATA) && mkdir -p $(BUILD)
 	$(BIN)/dsearch-sample -out $(DEMO_SAMPLE)
 	$(BIN)/searchd import --data $(DEMO_DATA) $(DEMO_SAMPLE)
@@ -80,20 +84,23 @@ demo: build run-dir
 	$(BIN)/searchd import --data $(DEMO_DATA) $(DEMO_SAMPLE)
 	$(BIN)/searchd stats --data $(DEMO_DATA)
 	$(BIN)/searchd segment --data $(DEMO_DATA) 4
+	$(BIN)/searchd embed --data $(DEMO_DATA) --model $(MODEL)
 	@echo '--- searchd serve on $(SOCKET)'
-	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) & pid=$$!; \
+	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL) & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 50); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
 	$(BIN)/searchd status --socket $(SOCKET); \
 	$(BIN)/dsearch-bot --socket $(SOCKET); \
 	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1'; \
 	curl -sS --fail-with-body --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1 | head -c 600; echo; \
+	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/stats (embedding)'; \
+	curl -sS --fail-with-body --unix-socket $(SOCKET) http://searchd.sock/v1/stats | grep -o '"embedding":.*'; \
 	kill -INT $$pid; wait $$pid; trap - EXIT; \
 	[ ! -e $(SOCKET) ] && echo '--- searchd stopped cleanly; socket removed'
 
 # Serve the development database on run/searchd.sock until interrupted.
 run: build run-dir
-	$(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET)
+	$(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) $(if $(wildcard $(MODEL)),--model $(MODEL))
 
 # Benchmarks: Go benchmarks, then the whole import of a synthetic
 # 650,000-message export with the blog's gap quantiles (cached).

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"dsearch/searchd/embed/embedtest"
 	"dsearch/searchd/internal/sample"
+	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
 
@@ -89,9 +91,21 @@ func TestServeBinary(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	sock := filepath.Join(dir, "run", "s.sock")
+	data := filepath.Join(dir, "data")
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	model := filepath.Join(dir, "model")
+	if err := embedtest.Write(model, embedtest.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	start := func() (*exec.Cmd, *bytes.Buffer) {
 		var logs bytes.Buffer
-		cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--socket", sock)
+		cmd := exec.Command(bin, "serve", "--data", data, "--socket", sock, "--model", model, "--embed-backend", "go")
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -119,6 +133,22 @@ func TestServeBinary(t *testing.T) {
 		t.Errorf("socket directory: %v %v", fi.Mode(), err)
 	}
 
+	// The background job embeds the sample; /v1/stats shows it.
+	var st *api.Stats
+	for i := 0; i < 200; i++ {
+		if st, err = c.Stats(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if e := st.Embedding; e != nil && e.SegmentsEmbedded == e.Segments && e.MessagesEmbedded == e.Messages {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if e := st.Embedding; e == nil || e.Model != "embedtest" || e.SegmentsEmbedded != e.Segments ||
+		e.VectorsInMemory != int(e.SegmentsEmbedded-e.SegmentsTooShort) || e.VectorsInMemory == 0 {
+		t.Errorf("embedding status: %+v\n%s", st.Embedding, logs)
+	}
+
 	// A second daemon on the same socket refuses to start.
 	second, secondLogs := start()
 	if err := second.Wait(); err == nil || !strings.Contains(secondLogs.String(), "already in use") {
@@ -142,5 +172,41 @@ func TestServeBinary(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "searchd stopped") {
 		t.Errorf("logs:\n%s", logs)
+	}
+}
+
+// A database embedded with one model refuses another until reindex.
+func TestEmbedModelChange(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	embedtest.Write(first, embedtest.Options{Name: "first"})
+	embedtest.Write(second, embedtest.Options{Name: "second", Pooled: true})
+	out, err := run(t, "embed", "--data", data, "--model", first, "--embed-backend", "go")
+	if err != nil || !strings.Contains(out, "outside inference") {
+		t.Fatalf("embed: %v\n%s", err, out)
+	}
+	out, err = run(t, "embed", "--data", data, "--model", first, "--embed-backend", "go")
+	if err != nil || !strings.Contains(out, "embedded 0 segments and 0 messages") {
+		t.Fatalf("second embed redid work: %v\n%s", err, out)
+	}
+	if _, err := run(t, "embed", "--data", data, "--model", second, "--embed-backend", "go"); err == nil ||
+		!strings.Contains(err.Error(), "searchd reindex") || !strings.Contains(err.Error(), "first") {
+		t.Fatalf("other model: %v", err)
+	}
+	out, err = run(t, "reindex", "--data", data, "--model", second, "--embed-backend", "go")
+	if err != nil || strings.Contains(out, "embedded 0 segments") {
+		t.Fatalf("reindex: %v\n%s", err, out)
+	}
+	if _, err := run(t, "embed", "--data", data, "--model", filepath.Join(dir, "missing"), "--embed-backend", "go"); err == nil ||
+		!strings.Contains(err.Error(), "searchd model init") {
+		t.Errorf("missing model: %v", err)
 	}
 }

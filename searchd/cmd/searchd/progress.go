@@ -52,7 +52,9 @@ func (p *progress) set(n int64) {
 	elapsed := time.Since(p.start).Seconds()
 	rate := float64(n) / max(elapsed, 1e-9)
 	eta := "?"
-	if rate > 0 && n <= p.total {
+	if elapsed < 1 {
+		rate = 0 // too early to tell
+	} else if rate > 0 && n <= p.total {
 		eta = (time.Duration(float64(p.total-n)/rate) * time.Second).Round(time.Second).String()
 	}
 	if p.bytes {
