@@ -253,3 +253,23 @@ func TestMatrix(t *testing.T) {
 		t.Errorf("not empty: %v", m.data)
 	}
 }
+
+func TestTopK(t *testing.T) {
+	m := NewMatrix(2)
+	for i := int64(1); i <= 5000; i++ { // large enough to split across cores
+		x := float32(i%100) / 100
+		m.Upsert(i, []float32{x, 1 - x})
+	}
+	got := m.TopK([]float32{1, 0}, 3, nil)
+	// x = 0.99 for IDs 99, 199, 299, ...: ties break by ID.
+	if len(got) != 3 || got[0].ID != 99 || got[1].ID != 199 || got[2].ID != 299 {
+		t.Errorf("TopK = %v", got)
+	}
+	odd := m.TopK([]float32{1, 0}, 2, func(id int64) bool { return id%2 == 0 })
+	if len(odd) != 2 || odd[0].ID != 98 || odd[0].Score != 0.98 {
+		t.Errorf("filtered TopK = %v", odd)
+	}
+	if len(m.TopK([]float32{1}, 3, nil)) != 0 {
+		t.Error("a query of the wrong dimension matched")
+	}
+}

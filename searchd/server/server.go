@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"dsearch/searchd/index"
+	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/socket"
 	"dsearch/searchd/sqlite"
@@ -41,6 +42,8 @@ type Server struct {
 	UID *int
 	// Embedding, if set, is the running embedding job and its model.
 	Embedding *Embedding
+	// Search answers /v1/search.
+	Search *search.Service
 }
 
 // Embedding is what the server knows of the embedding side.
@@ -96,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/v1/messages", s.handle(s.postMessages))
 	r.Get("/v1/messages/{id}", s.handle(s.message))
 	r.Get("/v1/segments/{id}", s.handle(s.segment))
+	r.Get("/v1/search", s.handle(s.search))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))

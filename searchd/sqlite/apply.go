@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"dsearch/searchd"
+	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
 )
 
@@ -94,6 +95,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 	qUpdateMsg = `UPDATE messages SET edited_at = ?, content = ?, type = ?, reply_to_id = ?, attachments = ?
 		WHERE id = ? AND (edited_at IS NOT ? OR content IS NOT ? OR type IS NOT ? OR reply_to_id IS NOT ? OR attachments IS NOT ?)`
+	qIndex      = `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`
+	qUnindex    = `DELETE FROM messages_fts WHERE rowid = ?`
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
 	qMention    = `INSERT INTO message_mentions (message_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`
 	qMember     = `INSERT INTO message_segments (message_id, segment_id) VALUES (?, ?)`
@@ -181,7 +184,25 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 			return res, fmt.Errorf("delete %d: %w", id, err)
 		}
 	}
-	return res, a.flush()
+	if err := a.flush(); err != nil {
+		return res, err
+	}
+	if res.Inserted+res.Updated+res.Deleted > 0 {
+		return res, bumpIndexVersion(a.ctx, a.tx)
+	}
+	return res, nil
+}
+
+// indexText adds a message to the keyword index.
+func (a *applier) indexText(id int64, content string) error {
+	_, err := a.exec(qIndex, id, content, lexical.Bigrams(content))
+	return err
+}
+
+// bumpIndexVersion marks that searchable data changed.
+func bumpIndexVersion(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'index_version'`)
+	return err
 }
 
 // upsertPlaces writes guilds and channels, never replacing a known name
@@ -307,13 +328,22 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return nil
 		}
 		res.Updated++
-		// Its text changed: its vector is stale.
+		// Its text changed: its vector is stale, its keywords too.
 		if _, err := a.exec(`DELETE FROM message_vectors WHERE message_id = ?`, m.ID); err != nil {
+			return err
+		}
+		if _, err := a.exec(qUnindex, m.ID); err != nil {
+			return err
+		}
+		if err := a.indexText(m.ID, m.Content); err != nil {
 			return err
 		}
 		return a.touchSegmentOf(m.ID)
 	}
 	res.Inserted++
+	if err := a.indexText(m.ID, m.Content); err != nil {
+		return err
+	}
 	for _, u := range m.Mentions {
 		if _, err := a.exec(qMention, m.ID, u); err != nil {
 			return err
@@ -531,6 +561,9 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	}
 	r, err := a.exec(`DELETE FROM messages WHERE id = ?`, id)
 	if err != nil {
+		return err
+	}
+	if _, err := a.exec(qUnindex, id); err != nil {
 		return err
 	}
 	if n, _ := r.RowsAffected(); n > 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"dsearch/migrations"
+	"dsearch/searchd/lexical"
 
 	_ "modernc.org/sqlite"
 )
@@ -62,7 +63,62 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		sqldb.Close()
 		return nil, err
 	}
+	if err := db.fillKeywordIndex(ctx); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// fillKeywordIndex indexes the messages stored before the keyword index
+// existed (bigrams cannot be computed in SQL, so a migration cannot).
+func (db *DB) fillKeywordIndex(ctx context.Context) error {
+	if v, err := db.Meta(ctx, "fts_ready"); err != nil || v == "1" {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, content FROM messages`)
+		if err != nil {
+			return err
+		}
+		type doc struct {
+			id      int64
+			content string
+		}
+		var docs []doc
+		for rows.Next() {
+			var d doc
+			if err := rows.Scan(&d.id, &d.content); err != nil {
+				rows.Close()
+				return err
+			}
+			docs = append(docs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		st, err := tx.PrepareContext(ctx, `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, d := range docs {
+			if _, err := st.ExecContext(ctx, d.id, d.content, lexical.Bigrams(d.content)); err != nil {
+				return err
+			}
+		}
+		return setMeta(ctx, tx, "fts_ready", "1")
+	})
+}
+
+// IndexVersion grows with every change to messages or vectors.
+func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
+	v, err := db.Meta(ctx, "index_version")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
 }
 
 // Close closes the database.

@@ -51,6 +51,9 @@ func (db *DB) ResetVectors(ctx context.Context, name string, dim int) error {
 				return err
 			}
 		}
+		if err := bumpIndexVersion(ctx, tx); err != nil {
+			return err
+		}
 		return setModel(ctx, tx, name, dim)
 	})
 }
@@ -137,7 +140,10 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 				saved = append(saved, v)
 			}
 		}
-		return nil
+		if len(saved) == 0 {
+			return nil
+		}
+		return bumpIndexVersion(ctx, tx)
 	})
 	return saved, err
 }

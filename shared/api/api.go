@@ -211,3 +211,43 @@ func JumpURL(guild, channel, message ID) string {
 	}
 	return fmt.Sprintf("https://discord.com/channels/%s/%s/%s", g, channel, message)
 }
+
+// SearchResponse is the response of GET /v1/search.
+type SearchResponse struct {
+	Mode    string         `json:"mode"`
+	Results []SearchResult `json:"results"`
+	Total   int            `json:"total"`
+	// NextCursor fetches the next page; absent on the last one.
+	NextCursor string `json:"next_cursor,omitempty"`
+	// KeywordFallback: no conversation contained the keywords, so the
+	// search ran without them.
+	KeywordFallback bool `json:"keyword_fallback,omitempty"`
+	// NoConfidentResults: nothing was similar enough to the query.
+	NoConfidentResults bool `json:"no_confident_results,omitempty"`
+	// RankedMessages, when asked for (ranked=1), lists message IDs best
+	// first across all results.
+	RankedMessages []ID `json:"ranked_messages,omitempty"`
+	// QueryEmbedMillis is the time spent embedding the query.
+	QueryEmbedMillis float64 `json:"query_embed_ms"`
+	TookMillis       float64 `json:"took_ms"`
+}
+
+// SearchResult is a conversation segment (or, in lexical mode, a message).
+type SearchResult struct {
+	SegmentID    int64                `json:"segment_id,omitempty"`
+	MessageID    ID                   `json:"message_id"`
+	ChannelID    ID                   `json:"channel_id"`
+	StartAt      time.Time            `json:"start_at"`
+	MessageCount int                  `json:"message_count"`
+	Authors      []string             `json:"authors"`
+	Score        float64              `json:"score"`
+	Components   map[string]Component `json:"components"`
+	Previews     []Message            `json:"previews"`
+	URL          string               `json:"url"`
+}
+
+// Component is one retriever's rank and score within a fused result.
+type Component struct {
+	Rank  int     `json:"rank,omitempty"`
+	Score float64 `json:"score"`
+}

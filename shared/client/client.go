@@ -75,6 +75,13 @@ func (c *Client) Segment(ctx context.Context, id int64) (*api.Segment, error) {
 	return &out, c.do(ctx, "GET", "/v1/segments/"+strconv.FormatInt(id, 10), nil, nil, &out)
 }
 
+// Search calls GET /v1/search with the query parameters in q (q, mode,
+// keywords, author, channel, since, until, limit, cursor).
+func (c *Client) Search(ctx context.Context, q url.Values) (*api.SearchResponse, error) {
+	var out api.SearchResponse
+	return &out, c.do(ctx, "GET", "/v1/search", q, nil, &out)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
 	u := url.URL{Scheme: "http", Host: host, Path: path, RawQuery: q.Encode()}
 	var body io.Reader

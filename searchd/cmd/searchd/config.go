@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"dsearch/searchd/embed"
+	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
 )
 
@@ -30,6 +32,9 @@ type Config struct {
 	EmbedBackend string
 	ORTLibrary   string
 	EmbedThreads int
+
+	Search   search.Config
+	Synonyms string
 }
 
 // defaultORTLibrary is where `make deps` put ONNX Runtime, set at link
@@ -55,7 +60,34 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.EmbedBackend, "embed-backend", defaultBackend(), "embedding runtime: ort (ONNX Runtime) or go (pure Go, slower)")
 	fs.StringVar(&c.ORTLibrary, "ort-library", defaultORTLibrary, "directory holding libonnxruntime (.so or .dylib)")
 	fs.IntVar(&c.EmbedThreads, "embed-threads", 0, "ONNX Runtime threads (0: one per core)")
+	c.Search = search.DefaultConfig()
+	fs.Float64Var(&c.Search.MinSimilarity, "min-similarity", 0, "drop semantic results below this cosine similarity and say nothing confident was found (0: off)")
+	fs.Float64Var(&c.Search.RRFK, "rrf-k", c.Search.RRFK, "reciprocal rank fusion constant k")
+	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking")
+	fs.Float64Var(&c.Search.SemanticWeight, "semantic-weight", c.Search.SemanticWeight, "hybrid: weight of the semantic ranking")
+	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
 	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
+}
+
+// SearchConfig returns the search configuration with synonyms loaded.
+func (c *Config) SearchConfig() (search.Config, error) {
+	sc := c.Search
+	if c.Synonyms == "" {
+		return sc, nil
+	}
+	b, err := os.ReadFile(c.Synonyms)
+	if err != nil {
+		return sc, fmt.Errorf("synonyms: %w", err)
+	}
+	var raw map[string][]string
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return sc, fmt.Errorf("synonyms %s: %w", c.Synonyms, err)
+	}
+	sc.Synonyms = map[string][]string{}
+	for k, v := range raw {
+		sc.Synonyms[strings.ToLower(strings.TrimSpace(k))] = v
+	}
+	return sc, nil
 }
 
 // LoadModel loads the configured embedding model.

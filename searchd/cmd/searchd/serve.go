@@ -8,6 +8,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"dsearch/searchd/index"
+	"dsearch/searchd/search"
 	"dsearch/searchd/server"
 	"dsearch/searchd/socket"
 	"dsearch/searchd/sqlite"
@@ -40,6 +41,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		return err
 	}
 	defer db.Close()
+	sc, err := cfg.SearchConfig()
+	if err != nil {
+		return err
+	}
+	svc := &search.Service{DB: db, Config: sc}
 	// The model loads before anything else runs: hugot's ORT loader
 	// changes the working directory while it loads.
 	var emb *server.Embedding
@@ -60,6 +66,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 			"load_time", model.LoadTime.Round(time.Millisecond), "vectors", matrix.Len())
 		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log}
 		emb = &server.Embedding{Model: model.Name(), Backend: string(model.Backend()), Dim: model.Dim(), Job: job, Matrix: matrix}
+		svc.Embedder, svc.Matrix = model, matrix
 	} else {
 		log.Warn("no embedding model configured (--model): serving without embeddings")
 	}
@@ -69,7 +76,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		return err
 	}
 	log.Info("searchd listening", "socket", path, "data", cfg.Data, "version", version)
-	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb}
+	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb, Search: svc}
 	jobDone := make(chan struct{})
 	go func() {
 		defer close(jobDone)

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/shared/client"
+)
+
+func (m *Main) searchCmd() *ffcli.Command {
+	var cfg Config
+	var mode, keywords, author, channel, since, until, cursor string
+	var limit int
+	return command("search", "[flags] QUERY", "search the running daemon over its socket", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&mode, "mode", "pipeline", "pipeline, semantic, lexical or hybrid")
+			fs.StringVar(&keywords, "keywords", "", "comma-separated words that must appear verbatim")
+			fs.StringVar(&author, "author", "", "comma-separated author IDs")
+			fs.StringVar(&channel, "channel", "", "comma-separated channel IDs")
+			fs.StringVar(&since, "since", "", "earliest time (RFC 3339, date, or Unix µs)")
+			fs.StringVar(&until, "until", "", "latest time")
+			fs.IntVar(&limit, "limit", 10, "results per page")
+			fs.StringVar(&cursor, "cursor", "", "next page, from a previous search")
+		},
+		func(ctx context.Context, args []string) error {
+			q := strings.Join(args, " ")
+			if q == "" && keywords == "" {
+				return errors.New("search: give a query")
+			}
+			v := url.Values{"q": {q}, "mode": {mode}, "limit": {fmt.Sprint(limit)}}
+			for k, s := range map[string]string{"keywords": keywords, "author": author, "channel": channel,
+				"since": since, "until": until, "cursor": cursor} {
+				if s != "" {
+					v.Set(k, s)
+				}
+			}
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			resp, err := client.New(cfg.SocketPath()).Search(ctx, v)
+			if err != nil {
+				return err
+			}
+			w := m.Stdout
+			if resp.KeywordFallback {
+				fmt.Fprintln(w, "(no conversation had the keywords: searched without them)")
+			}
+			if resp.NoConfidentResults {
+				fmt.Fprintln(w, "nothing similar enough was found")
+			}
+			for i, r := range resp.Results {
+				fmt.Fprintf(w, "%d. %.3f  %s  %s  (%d messages)  %s\n", i+1, r.Score, r.StartAt.Format("2006-01-02 15:04"),
+					strings.Join(r.Authors, ", "), r.MessageCount, r.URL)
+				for _, p := range r.Previews {
+					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, strings.ReplaceAll(p.Content, "\n", " "))
+				}
+			}
+			fmt.Fprintf(w, "%d of %d results, %.1f ms (query embedding %.1f ms)\n", len(resp.Results), resp.Total, resp.TookMillis, resp.QueryEmbedMillis)
+			if resp.NextCursor != "" {
+				fmt.Fprintf(w, "next page: --cursor %s\n", resp.NextCursor)
+			}
+			return nil
+		})
+}

@@ -1,0 +1,114 @@
+package index
+
+import (
+	"cmp"
+	"container/heap"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Scored is a vector's similarity to a query.
+type Scored struct {
+	ID    int64
+	Score float32
+}
+
+// better orders results: higher score first, then lower ID, so equal
+// scores rank the same way every time.
+func better(a, b Scored) bool {
+	return a.Score > b.Score || (a.Score == b.Score && a.ID < b.ID)
+}
+
+// TopK returns the k vectors most similar to q by dot product (cosine, for
+// unit vectors), best first, among the IDs allow accepts (all when allow
+// is nil). It is an exact scan, split across cores when large.
+func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if len(q) != m.dim || k <= 0 {
+		return nil
+	}
+	n := len(m.ids)
+	parts := 1
+	if n >= 4096 {
+		parts = min(runtime.GOMAXPROCS(0), 8)
+	}
+	tops := make([]topK, parts)
+	var wg sync.WaitGroup
+	for p := 0; p < parts; p++ {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		wg.Add(1)
+		go func(t *topK) {
+			defer wg.Done()
+			t.k = k
+			for r := lo; r < hi; r++ {
+				id := m.ids[r]
+				if allow != nil && !allow(id) {
+					continue
+				}
+				t.offer(Scored{id, dot(q, m.data[r*m.dim:(r+1)*m.dim])})
+			}
+		}(&tops[p])
+	}
+	wg.Wait()
+	var all []Scored
+	for _, t := range tops {
+		all = append(all, t.h...)
+	}
+	slices.SortFunc(all, func(a, b Scored) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return all[:min(k, len(all))]
+}
+
+// dot is the inner product, unrolled: the scan's hot loop.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// Dot is the inner product of two vectors of equal length.
+func Dot(a, b []float32) float32 { return dot(a, b) }
+
+// topK keeps the k best offers in a min-heap (worst at the root).
+type topK struct {
+	k int
+	h []Scored
+}
+
+func (t *topK) Len() int           { return len(t.h) }
+func (t *topK) Less(i, j int) bool { return better(t.h[j], t.h[i]) }
+func (t *topK) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
+func (t *topK) Push(x any)         { t.h = append(t.h, x.(Scored)) }
+func (t *topK) Pop() any {
+	x := t.h[len(t.h)-1]
+	t.h = t.h[:len(t.h)-1]
+	return x
+}
+
+func (t *topK) offer(s Scored) {
+	if len(t.h) < t.k {
+		heap.Push(t, s)
+	} else if better(s, t.h[0]) {
+		t.h[0] = s
+		heap.Fix(t, 0)
+	}
+}

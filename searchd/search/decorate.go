@@ -1,0 +1,187 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/sqlite"
+)
+
+// maxPreviews bounds the messages shown per result.
+const maxPreviews = 6
+
+// decorate fills what a page of results shows: where and when, who, and
+// preview messages.
+func (q *query) decorate(ctx context.Context, page []Result) error {
+	if len(page) == 0 {
+		return nil
+	}
+	if q.Mode == Lexical {
+		return q.decorateMessages(ctx, page)
+	}
+	ids := make([]int64, len(page))
+	for i, r := range page {
+		ids[i] = r.SegmentID
+	}
+	if err := q.rankWithin(ctx, ids); err != nil {
+		return err
+	}
+	infos, err := q.svc.DB.SegmentInfos(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range page {
+		r := &page[i]
+		info := infos[r.SegmentID]
+		r.ChannelID, r.GuildID, r.StartAt, r.MessageCount = info.ChannelID, info.GuildID, info.StartAt, info.MessageCount
+		ws := q.within[r.SegmentID]
+		if ws == nil {
+			continue
+		}
+		r.Ranked = mergeRanked(r.Ranked, ws.ranked)
+		if r.MessageID == 0 && len(ws.ranked) > 0 {
+			r.MessageID = ws.ranked[0]
+		}
+		r.Authors = authors(ws.messages)
+		r.Previews = previews(ws.messages, q.terms, r.MessageID)
+	}
+	return nil
+}
+
+// previews picks the messages that contain a query term, each with its
+// neighbours (±1); without any, the best message ±1.
+func previews(ms []sqlite.StoredMessage, terms []lexical.Term, best int64) []sqlite.StoredMessage {
+	pick := map[int]bool{}
+	around := func(i int) {
+		for j := max(i-1, 0); j <= min(i+1, len(ms)-1); j++ {
+			pick[j] = true
+		}
+	}
+	for i, m := range ms {
+		if len(pick) >= maxPreviews {
+			break
+		}
+		for _, t := range terms {
+			if lexical.Contains(m.Content, t) {
+				around(i)
+				break
+			}
+		}
+	}
+	if len(pick) == 0 {
+		for i, m := range ms {
+			if m.ID == best {
+				around(i)
+			}
+		}
+	}
+	idx := make([]int, 0, len(pick))
+	for i := range pick {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	out := make([]sqlite.StoredMessage, 0, min(len(idx), maxPreviews))
+	for _, i := range idx[:min(len(idx), maxPreviews)] {
+		out = append(out, ms[i])
+	}
+	return out
+}
+
+func authors(ms []sqlite.StoredMessage) []string {
+	var out []string
+	seen := map[int64]bool{}
+	for _, m := range ms {
+		if !seen[m.AuthorID] && len(out) < 5 {
+			seen[m.AuthorID] = true
+			out = append(out, m.AuthorName)
+		}
+	}
+	return out
+}
+
+func (q *query) decorateMessages(ctx context.Context, page []Result) error {
+	ids := make([]int64, len(page))
+	for i, r := range page {
+		ids[i] = r.MessageID
+	}
+	msgs, err := q.svc.DB.Messages(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range page {
+		r := &page[i]
+		m, ok := msgs[r.MessageID]
+		if !ok {
+			continue // deleted meanwhile
+		}
+		r.ChannelID, r.GuildID, r.StartAt, r.MessageCount = m.ChannelID, m.GuildID, m.CreatedAt, 1
+		r.Authors = []string{m.AuthorName}
+		prev, next, err := q.svc.DB.Neighbours(ctx, &m, 1, 1)
+		if err != nil {
+			return err
+		}
+		r.Previews = append(append(prev, m), next...)
+	}
+	return nil
+}
+
+// A cursor is opaque to clients: base64 of the index version it was made
+// at, a fingerprint of the query, mode and filters, and an offset.
+type cursor struct {
+	Version     int64  `json:"v"`
+	Fingerprint string `json:"f"`
+	Offset      int    `json:"o"`
+}
+
+func encodeCursor(version int64, fp string, offset int) string {
+	b, _ := json.Marshal(cursor{version, fp, offset})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string, version int64, fp string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	var c cursor
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Fingerprint == "" {
+		return 0, errors.New("invalid cursor")
+	}
+	switch {
+	case c.Fingerprint != fp:
+		return 0, errors.New("cursor belongs to a different query, mode or filter; search again without it")
+	case c.Version != version:
+		return 0, errors.New("new data arrived since this cursor was made; search again without it")
+	case c.Offset <= 0:
+		return 0, fmt.Errorf("cursor offset %d is out of range", c.Offset)
+	}
+	return c.Offset, nil
+}
+
+// fingerprint identifies what a cursor may be reused with.
+func fingerprint(r *Request) string {
+	ids := func(xs []int64) string {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		parts := make([]string, len(s))
+		for i, x := range s {
+			parts[i] = strconv.FormatInt(x, 10)
+		}
+		return strings.Join(parts, ",")
+	}
+	kw := slices.Clone(r.Keywords)
+	slices.Sort(kw)
+	h := sha256.New()
+	for _, part := range []string{string(r.Mode), r.Query, strings.Join(kw, "\x00"), ids(r.Filter.Authors),
+		ids(r.Filter.Channels), strconv.FormatInt(r.Filter.Since, 10), strconv.FormatInt(r.Filter.Until, 10)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}

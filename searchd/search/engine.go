@@ -1,0 +1,466 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"dsearch/searchd/index"
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+)
+
+// InputError is a request the caller must fix.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ErrNoModel means a mode needs embeddings and no model is loaded.
+var ErrNoModel = errors.New("no embedding model is loaded: only lexical search is available (start searchd with --model)")
+
+// Search runs one search and returns the page the cursor points at.
+func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
+	if err := req.Validate(); err != nil {
+		return nil, &InputError{err}
+	}
+	version, err := s.DB.IndexVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fp := fingerprint(&req)
+	offset := 0
+	if req.Cursor != "" {
+		if offset, err = decodeCursor(req.Cursor, version, fp); err != nil {
+			return nil, &InputError{err}
+		}
+	}
+	resp := &Response{Mode: req.Mode}
+	q := &query{Request: req, svc: s, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
+	var ranked []Result
+	switch req.Mode {
+	case Lexical:
+		ranked, err = q.lexical(ctx)
+	default:
+		if s.Embedder == nil || s.Matrix == nil {
+			return nil, ErrNoModel
+		}
+		start := time.Now()
+		if q.vec, err = s.Embedder.EmbedQuery(ctx, req.Query); err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		resp.QueryEmbedTime = time.Since(start)
+		switch req.Mode {
+		case Semantic:
+			ranked, err = q.semantic(ctx, s.Config.Window)
+		case Hybrid:
+			ranked, err = q.hybrid(ctx)
+		case Pipeline:
+			ranked, err = q.pipeline(ctx, resp)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Mode != Lexical && s.Config.MinSimilarity > 0 && len(ranked) == 0 {
+		resp.NoConfidentResults = true
+	}
+	if offset > 0 && offset >= len(ranked) {
+		return nil, &InputError{fmt.Errorf("cursor offset %d is past the last of %d results", offset, len(ranked))}
+	}
+	resp.Total = len(ranked)
+	end := min(offset+req.Limit, len(ranked))
+	if end < len(ranked) {
+		resp.NextCursor = encodeCursor(version, fp, end)
+	}
+	if req.RankedMessages {
+		if err := q.expandAll(ctx, ranked); err != nil {
+			return nil, err
+		}
+		seen := map[int64]bool{}
+		for _, r := range ranked {
+			for _, id := range r.Ranked {
+				if !seen[id] {
+					seen[id] = true
+					resp.RankedMessages = append(resp.RankedMessages, id)
+				}
+			}
+		}
+	}
+	resp.Results = ranked[offset:end]
+	return resp, q.decorate(ctx, resp.Results)
+}
+
+// query is one search in progress.
+type query struct {
+	Request
+	svc   *Service
+	vec   []float32
+	terms []lexical.Term
+	// within caches per-segment message rankings.
+	within map[int64]*withinSegment
+}
+
+// keywordExpr is the FTS5 expression for "contains one of the keywords
+// (or their synonyms) verbatim".
+func (q *query) keywordExpr() string {
+	var alts []string
+	seen := map[string]bool{}
+	add := func(k string) {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if k == "" || seen[k] {
+			return
+		}
+		seen[k] = true
+		if e := phraseExpr(k); e != "" {
+			alts = append(alts, "("+e+")")
+		}
+	}
+	for _, k := range q.Keywords {
+		add(k)
+		for _, syn := range q.svc.Config.Synonyms[strings.ToLower(strings.TrimSpace(k))] {
+			add(syn)
+		}
+	}
+	return strings.Join(alts, " OR ")
+}
+
+// phraseExpr matches k as written: its words in order (one phrase when it
+// is all Latin words; each CJK run by its bigrams).
+func phraseExpr(k string) string {
+	terms := lexical.Terms(k)
+	if len(terms) == 0 {
+		return ""
+	}
+	latin := true
+	words := make([]string, len(terms))
+	for i, t := range terms {
+		latin = latin && !t.CJK
+		words[i] = t.Text
+	}
+	if latin {
+		return lexical.MatchExpr([]lexical.Term{{Text: strings.Join(words, " ")}})
+	}
+	return lexical.AllExpr(terms)
+}
+
+// lexical ranks messages by BM25.
+func (q *query) lexical(ctx context.Context) ([]Result, error) {
+	expr := lexical.MatchExpr(lexical.Terms(q.Query))
+	if kw := q.keywordExpr(); kw != "" {
+		if expr == "" {
+			expr = kw
+		} else {
+			expr = "(" + expr + ") AND (" + kw + ")"
+		}
+	}
+	if expr == "" {
+		return nil, nil
+	}
+	hits, err := q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(hits))
+	for i, h := range hits {
+		out[i] = Result{SegmentID: h.SegmentID, MessageID: h.MessageID, Score: h.Score,
+			Components: map[string]Component{"lexical": {Rank: i + 1, Score: h.Score}}, Ranked: []int64{h.MessageID}}
+	}
+	return out, nil
+}
+
+// allowed returns the segments the filters (and, if with, the keywords)
+// admit; nil admits all.
+func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool, bool, error) {
+	a, err := q.svc.DB.SegmentsMatching(ctx, "", q.Filter)
+	if err != nil || !withKeywords {
+		return a, false, err
+	}
+	kw := q.keywordExpr()
+	if kw == "" {
+		return a, false, nil
+	}
+	b, err := q.svc.DB.SegmentsMatching(ctx, kw, q.Filter)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(b) == 0 {
+		return a, true, nil // no segment has the keywords: search without them
+	}
+	return b, false, nil // b already honours the filter: b = A ∩ B
+}
+
+// semantic ranks segments by cosine similarity to the query.
+func (q *query) semantic(ctx context.Context, k int) ([]Result, error) {
+	allow, _, err := q.allowed(ctx, len(q.Keywords) > 0)
+	if err != nil {
+		return nil, err
+	}
+	return q.scan(allow, k), nil
+}
+
+func (q *query) scan(allow map[int64]bool, k int) []Result {
+	var fn func(int64) bool
+	if allow != nil {
+		if len(allow) == 0 {
+			return nil
+		}
+		fn = func(id int64) bool { return allow[id] }
+	}
+	var out []Result
+	for i, sc := range q.svc.Matrix.TopK(q.vec, k, fn) {
+		if float64(sc.Score) < q.svc.Config.MinSimilarity {
+			break
+		}
+		out = append(out, Result{SegmentID: sc.ID, Score: float64(sc.Score),
+			Components: map[string]Component{"semantic": {Rank: i + 1, Score: float64(sc.Score)}}})
+	}
+	return out
+}
+
+// hybrid fuses lexical and semantic rankings with weighted reciprocal
+// rank fusion (Cormack et al. 2009), at the segment level:
+//
+//	RRF(d) = Σ_retriever weight / (k + rank(d))
+//
+// with k = 60 and each retriever's top Window candidates. Lexical hits
+// count for their segment at the rank of its best message. BM25 and cosine
+// are never added: their scales differ. Ties break by segment ID.
+func (q *query) hybrid(ctx context.Context) ([]Result, error) {
+	lex, err := q.lexical(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sem, err := q.semantic(ctx, q.svc.Config.Window)
+	if err != nil {
+		return nil, err
+	}
+	c := q.svc.Config
+	fused := map[int64]*Result{}
+	var order []int64
+	get := func(seg int64) *Result {
+		r, ok := fused[seg]
+		if !ok {
+			r = &Result{SegmentID: seg, Components: map[string]Component{}}
+			fused[seg] = r
+			order = append(order, seg)
+		}
+		return r
+	}
+	rank := 0
+	for _, h := range lex {
+		r := get(h.SegmentID)
+		if _, seen := r.Components["lexical"]; seen {
+			r.Ranked = append(r.Ranked, h.MessageID) // more hits in this segment
+			continue
+		}
+		rank++
+		r.Components["lexical"] = Component{Rank: rank, Score: h.Score}
+		r.Score += c.LexicalWeight / (c.RRFK + float64(rank))
+		r.MessageID = h.MessageID
+		r.Ranked = append(r.Ranked, h.MessageID)
+	}
+	for i, h := range sem {
+		r := get(h.SegmentID)
+		r.Components["semantic"] = h.Components["semantic"]
+		r.Score += c.SemanticWeight / (c.RRFK + float64(i+1))
+	}
+	out := make([]Result, 0, len(order))
+	for _, id := range order {
+		out = append(out, *fused[id])
+	}
+	slices.SortFunc(out, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
+	})
+	return out, nil
+}
+
+// pipeline is the blog's search: author filter → A; keyword filter → B
+// (falling back to no keyword filter when B is empty); exact cosine over
+// A ∩ B, top Pool; then message-level rescoring:
+//
+//	message score = cos(query, message) · min(1, chars/FullChars)
+//	final = SegmentWeight · segment score + (1 − SegmentWeight) · best message score
+//
+// so a conversation that is about the query outranks one that merely
+// mentions a word of it, and a bare one-word message cannot carry a
+// segment.
+func (q *query) pipeline(ctx context.Context, resp *Response) ([]Result, error) {
+	allow, fellBack, err := q.allowed(ctx, len(q.Keywords) > 0)
+	if err != nil {
+		return nil, err
+	}
+	resp.KeywordFallback = fellBack
+	results := q.scan(allow, q.svc.Config.Pool)
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.SegmentID
+	}
+	if err := q.rankWithin(ctx, ids); err != nil {
+		return nil, err
+	}
+	w := q.svc.Config.SegmentWeight
+	for i := range results {
+		r := &results[i]
+		seg := r.Score
+		ws := q.within[r.SegmentID]
+		if ws.bestScore != nil {
+			r.Score = w*seg + (1-w)*(*ws.bestScore)
+			r.Components["message"] = Component{Rank: 0, Score: *ws.bestScore}
+		}
+	}
+	slices.SortStableFunc(results, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
+	})
+	return results, nil
+}
+
+// withinSegment is a segment's messages ranked against the query.
+type withinSegment struct {
+	messages  []sqlite.StoredMessage // time order
+	ranked    []int64                // best first
+	bestScore *float64               // nil when no message had a vector
+}
+
+// rankWithin scores the messages of each segment (up to RescoreLimit)
+// against the query, using stored message vectors and embedding missing
+// ones within the time budget.
+func (q *query) rankWithin(ctx context.Context, segs []int64) error {
+	if q.within == nil {
+		q.within = map[int64]*withinSegment{}
+	}
+	var todo []int64
+	for _, id := range segs {
+		if _, ok := q.within[id]; !ok && id != 0 {
+			todo = append(todo, id)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	msgs, err := q.svc.DB.SegmentMessages(ctx, todo, q.svc.Config.RescoreLimit)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, ms := range msgs {
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+		}
+	}
+	vecs, err := q.svc.DB.MessageVectors(ctx, ids, len(q.vec))
+	if err != nil {
+		return err
+	}
+	q.embedMissing(ctx, msgs, vecs)
+	full := float64(q.svc.Config.FullChars)
+	for _, seg := range todo {
+		ms := msgs[seg]
+		ws := &withinSegment{messages: ms}
+		type scored struct {
+			id    int64
+			score float64
+			has   bool
+		}
+		sc := make([]scored, len(ms))
+		for i, m := range ms {
+			sc[i] = scored{id: m.ID}
+			if v, ok := vecs[m.ID]; ok {
+				chars := float64(utf8.RuneCountInString(segment.Clean(m.Content)))
+				s := float64(index.Dot(q.vec, v)) * min(1, chars/full)
+				sc[i].score, sc[i].has = s, true
+				if ws.bestScore == nil || s > *ws.bestScore {
+					best := s
+					ws.bestScore = &best
+				}
+			}
+		}
+		slices.SortStableFunc(sc, func(a, b scored) int {
+			if a.has != b.has {
+				if a.has {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(b.score, a.score)
+		})
+		for _, s := range sc {
+			ws.ranked = append(ws.ranked, s.id)
+		}
+		q.within[seg] = ws
+	}
+	return nil
+}
+
+// embedMissing embeds, within the rescoring budget, messages long enough
+// to matter that have no stored vector yet (just imported); on timeout
+// they are ranked without one.
+func (q *query) embedMissing(ctx context.Context, msgs map[int64][]sqlite.StoredMessage, vecs map[int64][]float32) {
+	var ids []int64
+	var texts []string
+	for _, ms := range msgs {
+		for _, m := range ms {
+			if _, ok := vecs[m.ID]; ok {
+				continue
+			}
+			if t := segment.Clean(m.Content); utf8.RuneCountInString(t) >= index.MinMessageChars {
+				ids = append(ids, m.ID)
+				texts = append(texts, t)
+			}
+		}
+	}
+	if len(texts) == 0 || q.svc.Config.RescoreBudget <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, q.svc.Config.RescoreBudget)
+	defer cancel()
+	out, err := q.svc.Embedder.EmbedPassages(ctx, texts)
+	if err != nil {
+		return
+	}
+	for i, v := range out {
+		vecs[ids[i]] = v
+	}
+}
+
+// expandAll fills every segment result's ranked message list.
+func (q *query) expandAll(ctx context.Context, results []Result) error {
+	if q.Mode == Lexical {
+		return nil
+	}
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.SegmentID
+	}
+	if err := q.rankWithin(ctx, ids); err != nil {
+		return err
+	}
+	for i := range results {
+		r := &results[i]
+		if ws := q.within[r.SegmentID]; ws != nil {
+			r.Ranked = mergeRanked(r.Ranked, ws.ranked)
+		}
+	}
+	return nil
+}
+
+// mergeRanked keeps first's order, then adds rest's IDs not yet seen.
+func mergeRanked(first, rest []int64) []int64 {
+	seen := map[int64]bool{}
+	out := make([]int64, 0, len(first)+len(rest))
+	for _, l := range [][]int64{first, rest} {
+		for _, id := range l {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}

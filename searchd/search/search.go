@@ -1,0 +1,173 @@
+// Package search is the search engine: keyword filter plus cosine with
+// message-level rescoring (the blog's pipeline), BM25 over messages,
+// exact cosine over segments, and their fusion by reciprocal rank.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"dsearch/searchd/index"
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/sqlite"
+)
+
+// Embedder embeds queries and passages; embed.Model implements it.
+type Embedder interface {
+	Dim() int
+	EmbedQuery(ctx context.Context, q string) ([]float32, error)
+	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Mode is a retrieval method.
+type Mode string
+
+const (
+	Pipeline Mode = "pipeline" // the blog's: keyword filter + cosine, message rescoring
+	Semantic Mode = "semantic" // exact cosine over segments
+	Lexical  Mode = "lexical"  // BM25 over messages
+	Hybrid   Mode = "hybrid"   // weighted RRF of lexical and semantic
+)
+
+// ParseMode checks a mode name; "" is Pipeline.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return Pipeline, nil
+	case Pipeline, Semantic, Lexical, Hybrid:
+		return m, nil
+	}
+	return "", fmt.Errorf("mode %q is not pipeline, semantic, lexical or hybrid", s)
+}
+
+// Config holds the engine's constants. The defaults are the blog's and
+// Slackquery's.
+type Config struct {
+	RRFK           float64 // 60
+	Window         int     // candidates per retriever for fusion: 100
+	LexicalWeight  float64 // 1
+	SemanticWeight float64 // 1
+	Pool           int     // segments rescored: 40
+	RescoreLimit   int     // messages rescored per segment: 80
+	FullChars      int     // a message this long gets full weight: 12
+	SegmentWeight  float64 // final = w·segment + (1-w)·best message: 0.5
+	// MinSimilarity: semantic results below it are dropped; when none
+	// pass, the response says nothing confident was found. 0 disables.
+	MinSimilarity float64
+	// RescoreBudget bounds embedding messages that have no stored vector
+	// yet, per query.
+	RescoreBudget time.Duration
+	// Synonyms expand keywords (lower-cased key → alternatives).
+	Synonyms map[string][]string
+}
+
+// DefaultConfig is the blog's configuration.
+func DefaultConfig() Config {
+	return Config{RRFK: 60, Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
+		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond}
+}
+
+// Service answers searches. Embedder and Matrix may be nil (no model):
+// then only lexical search works.
+type Service struct {
+	DB       *sqlite.DB
+	Matrix   *index.Matrix
+	Embedder Embedder
+	Config   Config
+}
+
+// Limits of a request.
+const (
+	MaxLimit     = 50
+	DefaultLimit = 10
+	MaxFilterIDs = 100
+	MaxKeywords  = 16
+)
+
+// Request is one search.
+type Request struct {
+	Query    string
+	Keywords []string
+	Filter   sqlite.Filter
+	Mode     Mode
+	Limit    int
+	Cursor   string
+	// RankedMessages asks for the full ranked message list (evaluation).
+	RankedMessages bool
+}
+
+// Validate checks the request's bounds and fills defaults.
+func (r *Request) Validate() error {
+	var err error
+	if r.Mode, err = ParseMode(string(r.Mode)); err != nil {
+		return err
+	}
+	r.Query = strings.TrimSpace(r.Query)
+	if len(r.Query) > lexical.MaxQueryBytes {
+		return fmt.Errorf("query is over %d bytes", lexical.MaxQueryBytes)
+	}
+	if r.Query == "" && len(r.Keywords) == 0 {
+		return errors.New("q (or keywords) is required")
+	}
+	if r.Mode != Lexical && r.Query == "" {
+		return fmt.Errorf("mode %s needs q", r.Mode)
+	}
+	if len(r.Keywords) > MaxKeywords {
+		return fmt.Errorf("at most %d keywords", MaxKeywords)
+	}
+	if len(r.Filter.Authors) > MaxFilterIDs || len(r.Filter.Channels) > MaxFilterIDs {
+		return fmt.Errorf("at most %d values per filter", MaxFilterIDs)
+	}
+	if r.Filter.Since != 0 && r.Filter.Until != 0 && r.Filter.Since > r.Filter.Until {
+		return errors.New("since is after until")
+	}
+	switch {
+	case r.Limit == 0:
+		r.Limit = DefaultLimit
+	case r.Limit < 0 || r.Limit > MaxLimit:
+		return fmt.Errorf("limit must be from 1 to %d", MaxLimit)
+	}
+	return nil
+}
+
+// Result is one ranked segment (or, in lexical mode, message).
+type Result struct {
+	SegmentID    int64
+	MessageID    int64 // the best message
+	ChannelID    int64
+	GuildID      int64
+	StartAt      int64
+	MessageCount int
+	Authors      []string
+	Score        float64
+	Components   map[string]Component
+	Previews     []sqlite.StoredMessage
+	// Ranked are the result's message IDs, best first (segments expand
+	// into their messages).
+	Ranked []int64
+}
+
+// Component is one retriever's part in a result's score.
+type Component struct {
+	Rank  int     `json:"rank"` // 1-based; 0 when the retriever did not find it
+	Score float64 `json:"score"`
+}
+
+// Response is a page of results.
+type Response struct {
+	Mode       Mode
+	Results    []Result
+	Total      int // ranked results in all pages
+	NextCursor string
+	// KeywordFallback: no segment contained the keywords, so the
+	// pipeline searched without them.
+	KeywordFallback bool
+	// NoConfidentResults: nothing passed the similarity floor.
+	NoConfidentResults bool
+	// RankedMessages is the whole ranked message list, when asked.
+	RankedMessages []int64
+	QueryEmbedTime time.Duration
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"dsearch/searchd/search"
+	"dsearch/shared/api"
+)
+
+// searchParams are the query parameters GET /v1/search accepts.
+var searchParams = map[string]bool{"q": true, "keywords": true, "author": true, "channel": true, "since": true,
+	"until": true, "mode": true, "limit": true, "cursor": true, "ranked": true}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
+	if s.Search == nil {
+		return errorf(http.StatusServiceUnavailable, "search is not available")
+	}
+	req, err := ParseSearch(r.URL.Query())
+	if err != nil {
+		return errorf(http.StatusBadRequest, "%v", err)
+	}
+	start := time.Now()
+	resp, err := s.Search.Search(r.Context(), *req)
+	var ie *search.InputError
+	switch {
+	case errors.As(err, &ie):
+		return errorf(http.StatusBadRequest, "%v", ie)
+	case errors.Is(err, search.ErrNoModel):
+		return errorf(http.StatusServiceUnavailable, "%v", err)
+	case err != nil:
+		return err
+	}
+	out := api.SearchResponse{Mode: string(resp.Mode), Total: resp.Total, NextCursor: resp.NextCursor,
+		KeywordFallback: resp.KeywordFallback, NoConfidentResults: resp.NoConfidentResults,
+		Results: make([]api.SearchResult, len(resp.Results)), QueryEmbedMillis: ms(resp.QueryEmbedTime)}
+	for i, res := range resp.Results {
+		comps := map[string]api.Component{}
+		for k, c := range res.Components {
+			comps[k] = api.Component{Rank: c.Rank, Score: c.Score}
+		}
+		out.Results[i] = api.SearchResult{SegmentID: res.SegmentID, MessageID: api.ID(res.MessageID),
+			ChannelID: api.ID(res.ChannelID), StartAt: usTime(res.StartAt), MessageCount: res.MessageCount,
+			Authors: res.Authors, Score: res.Score, Components: comps, Previews: apiMessages(res.Previews),
+			URL: api.JumpURL(api.ID(res.GuildID), api.ID(res.ChannelID), api.ID(res.MessageID))}
+		if out.Results[i].Authors == nil {
+			out.Results[i].Authors = []string{}
+		}
+	}
+	for _, id := range resp.RankedMessages {
+		out.RankedMessages = append(out.RankedMessages, api.ID(id))
+	}
+	out.TookMillis = ms(time.Since(start))
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ParseSearch reads a search request from query parameters. Lists
+// (keywords, author, channel) may repeat or be comma-separated; times are
+// Unix microseconds or RFC 3339.
+func ParseSearch(v url.Values) (*search.Request, error) {
+	for k := range v {
+		if !searchParams[k] {
+			return nil, fmt.Errorf("unknown parameter %q", k)
+		}
+	}
+	req := &search.Request{Query: v.Get("q"), Mode: search.Mode(v.Get("mode")), Cursor: v.Get("cursor")}
+	list := func(name string) []string {
+		var out []string
+		for _, s := range v[name] {
+			for _, p := range strings.Split(s, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	req.Keywords = list("keywords")
+	var err error
+	if req.Filter.Authors, err = ids(list("author")); err != nil {
+		return nil, fmt.Errorf("author: %w", err)
+	}
+	if req.Filter.Channels, err = ids(list("channel")); err != nil {
+		return nil, fmt.Errorf("channel: %w", err)
+	}
+	if req.Filter.Since, err = parseTime(v.Get("since")); err != nil {
+		return nil, fmt.Errorf("since: %w", err)
+	}
+	if req.Filter.Until, err = parseTime(v.Get("until")); err != nil {
+		return nil, fmt.Errorf("until: %w", err)
+	}
+	if l := v.Get("limit"); l != "" {
+		if req.Limit, err = strconv.Atoi(l); err != nil || req.Limit < 1 || req.Limit > search.MaxLimit {
+			return nil, fmt.Errorf("limit must be from 1 to %d", search.MaxLimit)
+		}
+	}
+	req.RankedMessages = v.Get("ranked") == "1" || v.Get("ranked") == "true"
+	return req, nil
+}
+
+func ids(ss []string) ([]int64, error) {
+	if len(ss) > search.MaxFilterIDs {
+		return nil, fmt.Errorf("at most %d values", search.MaxFilterIDs)
+	}
+	out := make([]int64, len(ss))
+	for i, s := range ss {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid id %q", s)
+		}
+		out[i] = id
+	}
+	return out, nil
+}
+
+// parseTime reads Unix microseconds or RFC 3339 (a date alone means its
+// start, UTC).
+func parseTime(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if us, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return us, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMicro(), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is neither Unix microseconds nor RFC 3339", s)
+}

@@ -1,0 +1,213 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+)
+
+// Filter restricts a search; zero values mean no restriction. Times are
+// inclusive bounds in µs.
+type Filter struct {
+	Authors, Channels []int64
+	Since, Until      int64
+}
+
+// Empty reports whether f restricts nothing.
+func (f *Filter) Empty() bool {
+	return len(f.Authors) == 0 && len(f.Channels) == 0 && f.Since == 0 && f.Until == 0
+}
+
+// where renders f as conditions on messages aliased m.
+func (f *Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	in := func(col string, ids []int64) {
+		if len(ids) == 0 {
+			return
+		}
+		conds = append(conds, col+" IN ("+marks(len(ids))+")")
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	in("m.author_id", f.Authors)
+	in("m.channel_id", f.Channels)
+	if f.Since != 0 {
+		conds = append(conds, "m.created_at >= ?")
+		args = append(args, f.Since)
+	}
+	if f.Until != 0 {
+		conds = append(conds, "m.created_at <= ?")
+		args = append(args, f.Until)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(conds, " AND "), args
+}
+
+func marks(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// LexicalHit is a message found by keyword search.
+type LexicalHit struct {
+	MessageID, SegmentID int64
+	Score                float64 // BM25, higher is better
+}
+
+// Lexical runs an FTS5 MATCH expression (see lexical.MatchExpr) with the
+// filter and returns up to limit messages by BM25.
+func (db *DB) Lexical(ctx context.Context, expr string, f Filter, limit int) ([]LexicalHit, error) {
+	where, args := f.where()
+	rows, err := db.db.QueryContext(ctx, `SELECT fts.rowid, COALESCE(ms.segment_id, 0), -bm25(messages_fts) AS score
+		FROM messages_fts fts JOIN messages m ON m.id = fts.rowid
+		LEFT JOIN message_segments ms ON ms.message_id = m.id
+		WHERE messages_fts MATCH ?`+where+` ORDER BY bm25(messages_fts), fts.rowid LIMIT ?`,
+		append(append([]any{expr}, args...), limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LexicalHit
+	for rows.Next() {
+		var h LexicalHit
+		if err := rows.Scan(&h.MessageID, &h.SegmentID, &h.Score); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// SegmentsMatching returns the segments holding a message that passes f
+// (and, if expr is not empty, matches it). nil means "every segment"
+// (no restriction at all).
+func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) (map[int64]bool, error) {
+	if expr == "" && f.Empty() {
+		return nil, nil
+	}
+	where, args := f.where()
+	q := `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE 1=1` + where
+	if expr != "" {
+		q = `SELECT DISTINCT ms.segment_id FROM messages_fts fts JOIN messages m ON m.id = fts.rowid
+			JOIN message_segments ms ON ms.message_id = m.id WHERE messages_fts MATCH ?` + where
+		args = append([]any{expr}, args...)
+	}
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// SegmentInfo is what a search result shows of a segment.
+type SegmentInfo struct {
+	ID, ChannelID, GuildID int64
+	StartMessageID         int64
+	StartAt, EndAt         int64
+	MessageCount           int
+}
+
+// SegmentInfos returns the segments with the given IDs.
+func (db *DB) SegmentInfos(ctx context.Context, ids []int64) (map[int64]SegmentInfo, error) {
+	out := map[int64]SegmentInfo{}
+	err := inChunks(ids, func(chunk []any) error {
+		rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.channel_id, COALESCE(c.guild_id, 0), s.start_message_id,
+			s.start_at, s.end_at, s.message_count FROM segments s JOIN channels c ON c.id = s.channel_id
+			WHERE s.id IN (`+marks(len(chunk))+`)`, chunk...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s SegmentInfo
+			if err := rows.Scan(&s.ID, &s.ChannelID, &s.GuildID, &s.StartMessageID, &s.StartAt, &s.EndAt, &s.MessageCount); err != nil {
+				return err
+			}
+			out[s.ID] = s
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// SegmentMessages returns up to limit messages of each segment, in time
+// order.
+func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[int64][]StoredMessage, error) {
+	out := map[int64][]StoredMessage{}
+	for _, id := range ids {
+		ms, err := db.queryMessages(ctx, selectMessage+`WHERE ms.segment_id = ? ORDER BY m.created_at, m.id LIMIT ?`, id, limit)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = ms
+	}
+	return out, nil
+}
+
+// Messages returns the messages with the given IDs.
+func (db *DB) Messages(ctx context.Context, ids []int64) (map[int64]StoredMessage, error) {
+	out := map[int64]StoredMessage{}
+	err := inChunks(ids, func(chunk []any) error {
+		ms, err := db.queryMessages(ctx, selectMessage+`WHERE m.id IN (`+marks(len(chunk))+`)`, chunk...)
+		for _, m := range ms {
+			out[m.ID] = m
+		}
+		return err
+	})
+	return out, err
+}
+
+// MessageVectors returns the stored vectors of the given messages (those
+// that have one).
+func (db *DB) MessageVectors(ctx context.Context, ids []int64, dim int) (map[int64][]float32, error) {
+	out := map[int64][]float32{}
+	err := inChunks(ids, func(chunk []any) error {
+		rows, err := db.db.QueryContext(ctx, `SELECT message_id, vector FROM message_vectors
+			WHERE vector IS NOT NULL AND message_id IN (`+marks(len(chunk))+`)`, chunk...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var b []byte
+			if err := rows.Scan(&id, &b); err != nil {
+				return err
+			}
+			v := make([]float32, dim)
+			if err := decodeInto(v, b); err != nil {
+				return err
+			}
+			out[id] = v
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// inChunks calls fn with ids as query arguments, 500 at a time.
+func inChunks(ids []int64, fn func([]any) error) error {
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		if err := fn(args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
