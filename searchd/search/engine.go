@@ -42,7 +42,12 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	resp := &Response{Mode: req.Mode}
-	q := &query{Request: req, svc: s, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
+	q := &query{Request: req, svc: s, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
+	if s.Config.AuthorBoost > 0 {
+		if err := q.resolveNames(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var ranked []Result
 	switch req.Mode {
 	case Lexical:
@@ -52,7 +57,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, ErrNoModel
 		}
 		start := time.Now()
-		if q.vec, err = s.Embedder.EmbedQuery(ctx, req.Query); err != nil {
+		if q.vec, err = s.Embedder.EmbedQuery(ctx, q.text); err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
 		resp.QueryEmbedTime = time.Since(start)
@@ -80,17 +85,8 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.NextCursor = encodeCursor(version, fp, end)
 	}
 	if req.RankedMessages {
-		if err := q.expandAll(ctx, ranked); err != nil {
+		if resp.RankedMessages, err = q.rankMessages(ctx, ranked); err != nil {
 			return nil, err
-		}
-		seen := map[int64]bool{}
-		for _, r := range ranked {
-			for _, id := range r.Ranked {
-				if !seen[id] {
-					seen[id] = true
-					resp.RankedMessages = append(resp.RankedMessages, id)
-				}
-			}
 		}
 	}
 	resp.Results = ranked[offset:end]
@@ -103,6 +99,10 @@ type query struct {
 	svc   *Service
 	vec   []float32
 	terms []lexical.Term
+	// text is the query without the names of people it mentions; named
+	// are those people.
+	text  string
+	named map[int64]bool
 	// within caches per-segment message rankings.
 	within map[int64]*withinSegment
 }
@@ -152,7 +152,7 @@ func phraseExpr(k string) string {
 
 // lexical ranks messages by BM25.
 func (q *query) lexical(ctx context.Context) ([]Result, error) {
-	expr := lexical.MatchExpr(lexical.Terms(q.Query))
+	expr := lexical.MatchExpr(lexical.Terms(q.text))
 	if kw := q.keywordExpr(); kw != "" {
 		if expr == "" {
 			expr = kw
@@ -166,6 +166,12 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 	hits, err := q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window)
 	if err != nil {
 		return nil, err
+	}
+	if len(q.named) > 0 {
+		for i := range hits {
+			hits[i].Score = q.boost(hits[i].AuthorID, hits[i].Score)
+		}
+		slices.SortStableFunc(hits, func(a, b sqlite.LexicalHit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	out := make([]Result, len(hits))
 	for i, h := range hits {
@@ -326,6 +332,9 @@ type withinSegment struct {
 	messages  []sqlite.StoredMessage // time order
 	ranked    []int64                // best first
 	bestScore *float64               // nil when no message had a vector
+	// scores are the length-weighted similarities of the messages that
+	// have a vector.
+	scores map[int64]float64
 }
 
 // rankWithin scores the messages of each segment (up to RescoreLimit)
@@ -362,7 +371,7 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 	full := float64(q.svc.Config.FullChars)
 	for _, seg := range todo {
 		ms := msgs[seg]
-		ws := &withinSegment{messages: ms}
+		ws := &withinSegment{messages: ms, scores: map[int64]float64{}}
 		type scored struct {
 			id    int64
 			score float64
@@ -373,8 +382,9 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 			sc[i] = scored{id: m.ID}
 			if v, ok := vecs[m.ID]; ok {
 				chars := float64(utf8.RuneCountInString(segment.Clean(m.Content)))
-				s := float64(index.Dot(q.vec, v)) * min(1, chars/full)
+				s := q.boost(m.AuthorID, float64(index.Dot(q.vec, v))*min(1, chars/full))
 				sc[i].score, sc[i].has = s, true
+				ws.scores[m.ID] = s
 				if ws.bestScore == nil || s > *ws.bestScore {
 					best := s
 					ws.bestScore = &best
@@ -429,25 +439,153 @@ func (q *query) embedMissing(ctx context.Context, msgs map[int64][]sqlite.Stored
 	}
 }
 
-// expandAll fills every segment result's ranked message list.
-func (q *query) expandAll(ctx context.Context, results []Result) error {
-	if q.Mode == Lexical {
+// resolveNames finds people the query names, by any name they were seen
+// under, takes their names out of the query text, and remembers them
+// for the author boost. A Korean name may carry a particle (민수가).
+func (q *query) resolveNames(ctx context.Context) error {
+	names, err := q.svc.DB.AuthorNames(ctx)
+	if err != nil {
+		return err
+	}
+	match := func(t lexical.Term) []int64 {
+		if ids := names[t.Text]; len(ids) > 0 {
+			return ids
+		}
+		if t.CJK {
+			for n, ids := range names {
+				if utf8.RuneCountInString(n) >= 2 && strings.HasPrefix(t.Text, n) && !strings.ContainsRune(n, ' ') {
+					return ids
+				}
+			}
+		}
 		return nil
 	}
+	var kept []string
+	for _, word := range strings.Fields(q.Query) {
+		terms := lexical.Terms(word)
+		var ids []int64
+		if len(terms) > 0 {
+			ids = match(terms[0])
+		}
+		if len(ids) == 0 {
+			kept = append(kept, word)
+			continue
+		}
+		if q.named == nil {
+			q.named = map[int64]bool{}
+		}
+		for _, id := range ids {
+			q.named[id] = true
+		}
+	}
+	if len(kept) > 0 {
+		q.text = strings.Join(kept, " ")
+	}
+	return nil
+}
+
+// boost weighs up a score of a message by a person the query names.
+func (q *query) boost(author int64, score float64) float64 {
+	if q.named[author] && score > 0 {
+		return score * (1 + q.svc.Config.AuthorBoost)
+	}
+	return score
+}
+
+// rankMessages ranks the messages behind the results, best first.
+//
+// Lexical: the BM25 order. Semantic and pipeline: every message of the
+// result segments by its own final score, w·segment + (1−w)·message, so
+// the right turn of the second-best conversation can outrank small talk in
+// the best one. Hybrid: RRF (k = 60) of the lexical order and that message
+// order over the semantic segments.
+func (q *query) rankMessages(ctx context.Context, results []Result) ([]int64, error) {
+	switch q.Mode {
+	case Lexical:
+		return mergeRanked(nil, flatten(results)), nil
+	case Semantic, Pipeline:
+		return q.messageScores(ctx, results)
+	}
+	// Hybrid.
+	lex, err := q.lexical(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sem, err := q.semantic(ctx, q.svc.Config.Window)
+	if err != nil {
+		return nil, err
+	}
+	semMsgs, err := q.messageScores(ctx, sem)
+	if err != nil {
+		return nil, err
+	}
+	c := q.svc.Config
+	score := map[int64]float64{}
+	var ids []int64
+	add := func(list []int64, weight float64) {
+		for i, id := range list[:min(len(list), c.Window)] {
+			if _, ok := score[id]; !ok {
+				ids = append(ids, id)
+			}
+			score[id] += weight / (c.RRFK + float64(i+1))
+		}
+	}
+	add(flatten(lex), c.LexicalWeight)
+	add(semMsgs, c.SemanticWeight)
+	slices.SortStableFunc(ids, func(a, b int64) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
+	return ids, nil
+}
+
+// messageScores ranks every message of the given segment results by
+// w·segment cosine + (1−w)·message score; messages without a vector
+// follow, by their segment's order.
+func (q *query) messageScores(ctx context.Context, results []Result) ([]int64, error) {
+	if err := q.rankWithinResults(ctx, results); err != nil {
+		return nil, err
+	}
+	w := q.svc.Config.SegmentWeight
+	type scored struct {
+		id    int64
+		score float64
+	}
+	var with, without []scored
+	for _, r := range results {
+		seg := r.Components["semantic"].Score
+		ws := q.within[r.SegmentID]
+		for _, id := range ws.ranked {
+			if s, ok := ws.scores[id]; ok {
+				with = append(with, scored{id, w*seg + (1-w)*s})
+			} else {
+				without = append(without, scored{id, seg})
+			}
+		}
+	}
+	order := func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) }
+	slices.SortStableFunc(with, order)
+	slices.SortStableFunc(without, order)
+	out := make([]int64, 0, len(with)+len(without))
+	for _, l := range [][]scored{with, without} {
+		for _, s := range l {
+			out = append(out, s.id)
+		}
+	}
+	return mergeRanked(nil, out), nil
+}
+
+func (q *query) rankWithinResults(ctx context.Context, results []Result) error {
 	ids := make([]int64, len(results))
 	for i, r := range results {
 		ids[i] = r.SegmentID
 	}
-	if err := q.rankWithin(ctx, ids); err != nil {
-		return err
+	return q.rankWithin(ctx, ids)
+}
+
+func flatten(results []Result) []int64 {
+	var out []int64
+	for _, r := range results {
+		out = append(out, r.Ranked...)
 	}
-	for i := range results {
-		r := &results[i]
-		if ws := q.within[r.SegmentID]; ws != nil {
-			r.Ranked = mergeRanked(r.Ranked, ws.ranked)
-		}
-	}
-	return nil
+	return out
 }
 
 // mergeRanked keeps first's order, then adds rest's IDs not yet seen.

@@ -62,12 +62,17 @@ type Config struct {
 	RescoreBudget time.Duration
 	// Synonyms expand keywords (lower-cased key → alternatives).
 	Synonyms map[string][]string
+	// AuthorBoost: a person the query names (by any name they used) is
+	// taken out of the query text, whose words they never are, and their
+	// messages get this much more weight in the ranking (0 keeps names
+	// as plain words).
+	AuthorBoost float64
 }
 
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
 	return Config{RRFK: 60, Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
-		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond}
+		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -52,15 +53,15 @@ func marks(n int) string {
 
 // LexicalHit is a message found by keyword search.
 type LexicalHit struct {
-	MessageID, SegmentID int64
-	Score                float64 // BM25, higher is better
+	MessageID, SegmentID, AuthorID int64
+	Score                          float64 // BM25, higher is better
 }
 
 // Lexical runs an FTS5 MATCH expression (see lexical.MatchExpr) with the
 // filter and returns up to limit messages by BM25.
 func (db *DB) Lexical(ctx context.Context, expr string, f Filter, limit int) ([]LexicalHit, error) {
 	where, args := f.where()
-	rows, err := db.db.QueryContext(ctx, `SELECT fts.rowid, COALESCE(ms.segment_id, 0), -bm25(messages_fts) AS score
+	rows, err := db.db.QueryContext(ctx, `SELECT fts.rowid, COALESCE(ms.segment_id, 0), m.author_id, -bm25(messages_fts) AS score
 		FROM messages_fts fts JOIN messages m ON m.id = fts.rowid
 		LEFT JOIN message_segments ms ON ms.message_id = m.id
 		WHERE messages_fts MATCH ?`+where+` ORDER BY bm25(messages_fts), fts.rowid LIMIT ?`,
@@ -72,7 +73,7 @@ func (db *DB) Lexical(ctx context.Context, expr string, f Filter, limit int) ([]
 	var out []LexicalHit
 	for rows.Next() {
 		var h LexicalHit
-		if err := rows.Scan(&h.MessageID, &h.SegmentID, &h.Score); err != nil {
+		if err := rows.Scan(&h.MessageID, &h.SegmentID, &h.AuthorID, &h.Score); err != nil {
 			return nil, err
 		}
 		out = append(out, h)
@@ -210,4 +211,27 @@ func inChunks(ids []int64, fn func([]any) error) error {
 		}
 	}
 	return nil
+}
+
+// AuthorNames maps every name an author was seen under (lower-cased) to
+// their user IDs.
+func (db *DB) AuthorNames(ctx context.Context) (map[string][]int64, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT DISTINCT user_id, LOWER(name) FROM user_names
+		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]int64{}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out[name], id) {
+			out[name] = append(out[name], id)
+		}
+	}
+	return out, rows.Err()
 }

@@ -65,6 +65,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.RRFK, "rrf-k", c.Search.RRFK, "reciprocal rank fusion constant k")
 	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking")
 	fs.Float64Var(&c.Search.SemanticWeight, "semantic-weight", c.Search.SemanticWeight, "hybrid: weight of the semantic ranking")
+	fs.Float64Var(&c.Search.AuthorBoost, "author-boost", c.Search.AuthorBoost, "weight up messages by a person the query names, and take the name out of the query text (0: off)")
+	fs.Float64Var(&c.Search.SegmentWeight, "segment-weight", c.Search.SegmentWeight, "pipeline: final = w·segment + (1−w)·best message")
 	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
 	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
 }

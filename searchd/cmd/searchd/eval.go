@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/searchd/index"
+	"dsearch/searchd/ingest"
+	"dsearch/searchd/search"
+	"dsearch/searchd/sqlite"
+)
+
+func (m *Main) evalCmd() *ffcli.Command {
+	var cfg Config
+	var export, queries, mode, dump string
+	retrieval := command("retrieval", "--export DIR --queries FILE [flags]",
+		"import an export into a scratch database, embed it, run labelled queries and print recall@k and MRR", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&export, "export", "", "DiscordChatExporter export file or directory")
+			fs.StringVar(&queries, "queries", "", `JSON lines: {"id", "query", "channel_id", "relevant": [message ids], "category"}`)
+			fs.StringVar(&mode, "mode", "", "one mode (pipeline, semantic, lexical, hybrid); default: all")
+			fs.StringVar(&dump, "dump", "", `write {"id", "mode", "ranked": [message ids]} lines here`)
+		},
+		func(ctx context.Context, _ []string) error {
+			if export == "" || queries == "" {
+				return errors.New("eval retrieval: --export and --queries are required")
+			}
+			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump)
+		})
+	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval [flags]", ShortHelp: "measure search quality on labelled data",
+		Subcommands: []*ffcli.Command{retrieval}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
+		Exec: func(context.Context, []string) error { return flag.ErrHelp }}
+}
+
+type evalQuery struct {
+	ID        string   `json:"id"`
+	Query     string   `json:"query"`
+	ChannelID string   `json:"channel_id"`
+	Relevant  []string `json:"relevant"`
+	Category  any      `json:"category"`
+}
+
+// evalKs are the cut-offs recall is reported at.
+var evalKs = []int{1, 5, 10, 25, 50}
+
+func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump string) error {
+	qs, err := readQueries(queryFile)
+	if err != nil {
+		return err
+	}
+	modes := []search.Mode{search.Lexical, search.Semantic, search.Hybrid, search.Pipeline}
+	if only != "" {
+		md, err := search.ParseMode(only)
+		if err != nil {
+			return err
+		}
+		modes = []search.Mode{md}
+	}
+	scratch, err := os.MkdirTemp("", "dsearch-eval-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	files, err := ingest.Files([]string{export})
+	if err != nil {
+		return err
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	sc, err := cfg.SearchConfig()
+	if err != nil {
+		return err
+	}
+	svc := &search.Service{DB: db, Config: sc}
+	needModel := slices.ContainsFunc(modes, func(md search.Mode) bool { return md != search.Lexical })
+	if needModel {
+		log, err := cfg.Logger(m.Stderr)
+		if err != nil {
+			return err
+		}
+		model, err := cfg.LoadModel()
+		if err != nil {
+			return err
+		}
+		defer model.Close()
+		if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
+			return err
+		}
+		start := time.Now()
+		job := &index.Job{DB: db, Embedder: model, Log: log}
+		if err := job.RunOnce(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(m.Stderr, "embedded with %s on %s in %s\n", model.Name(), model.Backend(), time.Since(start).Round(time.Millisecond))
+		if svc.Matrix, err = index.LoadMatrix(ctx, db, model.Dim()); err != nil {
+			return err
+		}
+		svc.Embedder = model
+	}
+	var dumpw *bufio.Writer
+	if dump != "" {
+		f, err := os.Create(dump)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dumpw = bufio.NewWriter(f)
+		defer dumpw.Flush()
+	}
+	fmt.Fprintf(m.Stdout, "%d queries over %s\n", len(qs), export)
+	for _, md := range modes {
+		scores, err := evalMode(ctx, svc, md, qs, dumpw)
+		if err != nil {
+			return fmt.Errorf("mode %s: %w", md, err)
+		}
+		printScores(m.Stdout, md, scores)
+	}
+	return nil
+}
+
+func readQueries(path string) ([]evalQuery, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []evalQuery
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var q evalQuery
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, q)
+	}
+	return out, sc.Err()
+}
+
+// evalScores sums per-query recall@k and reciprocal rank by category.
+type evalScores struct {
+	n      map[string]int
+	recall map[string][]float64
+	rr     map[string]float64
+	order  []string
+}
+
+func (s *evalScores) add(cat string, recall []float64, rr float64) {
+	for _, c := range []string{cat, "all"} {
+		if _, ok := s.n[c]; !ok {
+			s.order = append(s.order, c)
+			s.recall[c] = make([]float64, len(evalKs))
+		}
+		s.n[c]++
+		for i, r := range recall {
+			s.recall[c][i] += r
+		}
+		s.rr[c] += rr
+	}
+}
+
+func evalMode(ctx context.Context, svc *search.Service, md search.Mode, qs []evalQuery, dump *bufio.Writer) (*evalScores, error) {
+	scores := &evalScores{n: map[string]int{}, recall: map[string][]float64{}, rr: map[string]float64{}}
+	for _, q := range qs {
+		ch, err := strconv.ParseInt(q.ChannelID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: channel_id: %w", q.ID, err)
+		}
+		resp, err := svc.Search(ctx, search.Request{Query: q.Query, Mode: md, Limit: search.MaxLimit,
+			Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		relevant := map[string]bool{}
+		for _, id := range q.Relevant {
+			relevant[id] = true
+		}
+		recall := make([]float64, len(evalKs))
+		var rr float64
+		ranked := make([]string, len(resp.RankedMessages))
+		for i, id := range resp.RankedMessages {
+			ranked[i] = strconv.FormatInt(id, 10)
+		}
+		for i, k := range evalKs {
+			var hit int
+			for _, id := range ranked[:min(k, len(ranked))] {
+				if relevant[id] {
+					hit++
+				}
+			}
+			if len(relevant) > 0 {
+				recall[i] = float64(hit) / float64(len(relevant))
+			}
+		}
+		for i, id := range ranked {
+			if relevant[id] {
+				rr = 1 / float64(i+1)
+				break
+			}
+		}
+		scores.add(fmt.Sprint(q.Category), recall, rr)
+		if dump != nil {
+			b, _ := json.Marshal(map[string]any{"id": q.ID, "mode": md, "ranked": ranked})
+			dump.Write(append(b, '\n'))
+		}
+	}
+	return scores, nil
+}
+
+func printScores(w io.Writer, md search.Mode, s *evalScores) {
+	fmt.Fprintf(w, "\nmode %s\n", md)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "category\tqueries\t")
+	for _, k := range evalKs {
+		fmt.Fprintf(tw, "R@%d\t", k)
+	}
+	fmt.Fprint(tw, "MRR\t\n")
+	cats := slices.Clone(s.order)
+	slices.SortFunc(cats, func(a, b string) int {
+		if a == "all" {
+			return 1
+		}
+		if b == "all" {
+			return -1
+		}
+		if a < b {
+			return -1
+		}
+		return 1
+	})
+	for _, c := range cats {
+		n := float64(s.n[c])
+		fmt.Fprintf(tw, "%s\t%d\t", c, s.n[c])
+		for i := range evalKs {
+			fmt.Fprintf(tw, "%.1f\t", 100*s.recall[c][i]/n)
+		}
+		fmt.Fprintf(tw, "%.3f\t\n", s.rr[c]/n)
+	}
+	tw.Flush()
+}
