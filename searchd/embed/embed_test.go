@@ -162,6 +162,13 @@ func TestBadModels(t *testing.T) {
 			}
 		})
 	}
+	quantized := write(t, func(d string) {
+		b, _ := os.ReadFile(filepath.Join(d, "model.onnx"))
+		os.WriteFile(filepath.Join(d, "model.onnx"), append(b, "MatMulInteger"...), 0o644)
+	})
+	if _, err := Load(quantized, Options{Backend: Go}); err == nil || !strings.Contains(err.Error(), "quantized") {
+		t.Errorf("quantized model on Go: %v", err)
+	}
 	if _, err := Load(write(t, func(string) {}), Options{Backend: "tpu"}); err == nil {
 		t.Error("unknown backend accepted")
 	}
@@ -175,6 +182,9 @@ func TestRealModel(t *testing.T) {
 		t.Skip("DSEARCH_TEST_MODEL not set (make test sets it after make model)")
 	}
 	o := testBackends(t)
+	if o[len(o)-1].Backend != ORT {
+		t.Skip("the real model runs on ONNX Runtime (make test builds with it)")
+	}
 	m, err := Load(dir, o[len(o)-1])
 	if err != nil {
 		t.Fatal(err)

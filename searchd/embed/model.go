@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,9 @@ func Load(dir string, opts Options) (*Model, error) {
 	switch opts.Backend {
 	case Go, "":
 		opts.Backend = Go
+		if err := checkGoCanRun(dir); err != nil {
+			return nil, err
+		}
 		s, err = hugot.NewGoSession(goBuckets(cfg.MaxTokens)...)
 	case ORT:
 		s, err = newORTSession(opts)
@@ -103,6 +107,25 @@ func Load(dir string, opts Options) (*Model, error) {
 		tk.MaxAllowedTokens = cfg.MaxTokens // the Go tokenizer's truncation
 	}
 	return &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, LoadTime: time.Since(start)}, nil
+}
+
+// checkGoCanRun refuses models the pure-Go backend would crash on: its
+// integer-quantized kernels (MatMulInteger, DynamicQuantizeLinear) fail
+// inside worker goroutines, where no recover can catch them.
+func checkGoCanRun(dir string) error {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.onnx"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		for _, op := range []string{"MatMulInteger", "DynamicQuantizeLinear"} {
+			if bytes.Contains(b, []byte(op)) {
+				return fmt.Errorf("model %s is quantized (%s): the pure-Go backend cannot run it; use --embed-backend ort or an fp32 model", dir, op)
+			}
+		}
+	}
+	return nil
 }
 
 // goBuckets caps the pure-Go backend's compile cache: it compiles one
