@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/internal/sample"
+	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/server"
 	"dsearch/searchd/socket"
@@ -63,7 +65,8 @@ func serve(t *testing.T, ln net.Listener, path string) *fixture {
 			t.Fatal(r.Err)
 		}
 	}
-	srv := &server.Server{DB: db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "test"}
+	srv := &server.Server{DB: db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "test",
+		Search: &search.Service{DB: db, Config: search.DefaultConfig()}}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln, 5*time.Second) }()
 	t.Cleanup(func() {
@@ -151,6 +154,16 @@ func TestReadRoutes(t *testing.T) {
 	}
 }
 
+func TestSearchRoute(t *testing.T) {
+	f := newFixture(t)
+	v := url.Values{"q": {"보일러"}, "mode": {"lexical"}, "since": {"2025-01-01"}, "until": {"2025-12-31T00:00:00Z"}}
+	resp, err := f.c.Search(context.Background(), v)
+	if err != nil || len(resp.Results) != 1 || !strings.Contains(resp.Results[0].Previews[0].Content, "보일러") ||
+		!strings.HasPrefix(resp.Results[0].URL, "https://discord.com/channels/") {
+		t.Fatalf("search: %+v, %v", resp, err)
+	}
+}
+
 func TestPostMessages(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -220,6 +233,14 @@ func TestBadRequests(t *testing.T) {
 		{"wrong method", "DELETE", "/v1/stats", ``, nil, 405, "not allowed"},
 		{"browser origin", "GET", "/v1/stats", ``, []string{"Origin", "http://evil.example"}, 403, "browser requests"},
 		{"browser referer", "GET", "/v1/stats", ``, []string{"Referer", "http://evil.example/"}, 403, "browser requests"},
+		{"search: unknown parameter", "GET", "/v1/search?q=x&colour=red", ``, nil, 400, "unknown parameter"},
+		{"search: bad since", "GET", "/v1/search?q=x&since=yesterday", ``, nil, 400, "since"},
+		{"search: bad author", "GET", "/v1/search?q=x&author=bob", ``, nil, 400, "author"},
+		{"search: bad limit", "GET", "/v1/search?q=x&limit=500", ``, nil, 400, "limit"},
+		{"search: bad mode", "GET", "/v1/search?q=x&mode=fuzzy", ``, nil, 400, "mode"},
+		{"search: bad cursor", "GET", "/v1/search?q=x&mode=lexical&cursor=zzz", ``, nil, 400, "invalid cursor"},
+		{"search: no query", "GET", "/v1/search", ``, nil, 400, "q (or keywords) is required"},
+		{"search: no model", "GET", "/v1/search?q=boiler&mode=semantic", ``, nil, 503, "no embedding model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
