@@ -17,7 +17,7 @@ SOCKET      := $(CURDIR)/run/searchd.sock
 export DSEARCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/dsearch
 CACHE       := $(DSEARCH_CACHE)
 BENCH_N     ?= 650000
-BENCH_EXPORT = $(CACHE)/synthetic-$(BENCH_N)
+BENCH_EXPORT = $(CACHE)/synthetic-v2-$(BENCH_N)
 
 # ONNX Runtime: `make deps` writes build/deps.mk; with it, searchd builds
 # with hugot's ORT backend (-tags ORT, cgo, libtokenizers.a) and knows
@@ -32,7 +32,7 @@ LDFLAGS += -X main.defaultORTLibrary=$(ORT_LIB_DIR)
 endif
 MODEL := $(CURDIR)/$(BUILD)/model
 
-.PHONY: all build test test-go vet fmt demo demo-run bench run run-dir clean deps model
+.PHONY: all build test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model
 
 all: build
 
@@ -50,6 +50,7 @@ build:
 	$(GO) build $(ORT_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/searchd ./searchd/cmd/searchd
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsearch-bot ./bot/cmd/dsearch-bot
 	$(GO) build -o $(BIN)/dsearch-sample ./searchd/cmd/dsearch-sample
+	$(GO) build $(ORT_TAGS) -o $(BIN)/dsearch-bench ./searchd/cmd/dsearch-bench
 
 vet:
 	$(GO) vet $(ORT_TAGS) $(MODULES)
@@ -104,14 +105,18 @@ run: build run-dir
 
 # Benchmarks: Go benchmarks, then the whole import of a synthetic
 # 650,000-message export with the blog's gap quantiles (cached).
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem $(MODULES)
+bench: deps model
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: build
+	$(GO) test $(ORT_TAGS) -run '^$$' -bench . -benchmem $(MODULES)
 	@if [ ! -f $(BENCH_EXPORT)/.done ]; then \
 		echo "generating $(BENCH_N) messages into $(BENCH_EXPORT)"; \
 		$(BIN)/dsearch-sample -synthetic $(BENCH_N) -out $(BENCH_EXPORT) >/dev/null && touch $(BENCH_EXPORT)/.done; fi
 	@rm -rf $(BUILD)/bench-data
 	/usr/bin/env time -f 'wall %es, max RSS %MKiB' $(BIN)/searchd import --data $(BUILD)/bench-data $(BENCH_EXPORT)
 	$(BIN)/searchd stats --data $(BUILD)/bench-data
+	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL)
 
 clean:
 	rm -rf $(BIN) $(BUILD)

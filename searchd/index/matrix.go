@@ -5,20 +5,25 @@ package index
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	"dsearch/searchd/sqlite"
 )
 
 // Matrix holds unit vectors contiguously, row by row, so a scan is one
-// tight loop over memory. It follows inserts and deletes; safe for
-// concurrent use.
+// tight loop over memory. Each row is quantized to int8 with its own
+// scale (max |x| / 127): a quarter of the memory of float32 and a scan
+// about twice as fast, since scanning is bound by memory bandwidth; the
+// ranking it gives is measured against float32 in docs/retrieval.md. It
+// follows inserts and deletes; safe for concurrent use.
 type Matrix struct {
-	mu   sync.RWMutex
-	dim  int
-	ids  []int64
-	data []float32
-	row  map[int64]int
+	mu    sync.RWMutex
+	dim   int
+	ids   []int64
+	data  []int8
+	scale []float32
+	row   map[int64]int
 }
 
 // NewMatrix returns an empty matrix of dim-dimensional vectors.
@@ -51,15 +56,35 @@ func (m *Matrix) Upsert(id int64, vec []float32) {
 	if len(vec) != m.dim {
 		panic(fmt.Sprintf("index: vector of %d dimensions in a %d-dimensional matrix", len(vec), m.dim))
 	}
+	q, scale := quantize(vec)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r, ok := m.row[id]; ok {
-		copy(m.data[r*m.dim:], vec)
+		copy(m.data[r*m.dim:], q)
+		m.scale[r] = scale
 		return
 	}
 	m.row[id] = len(m.ids)
 	m.ids = append(m.ids, id)
-	m.data = append(m.data, vec...)
+	m.data = append(m.data, q...)
+	m.scale = append(m.scale, scale)
+}
+
+// quantize maps v to int8 with the scale that restores it.
+func quantize(v []float32) ([]int8, float32) {
+	var maxAbs float32
+	for _, x := range v {
+		maxAbs = max(maxAbs, x, -x)
+	}
+	q := make([]int8, len(v))
+	if maxAbs == 0 {
+		return q, 0
+	}
+	scale := maxAbs / 127
+	for i, x := range v {
+		q[i] = int8(math.Round(float64(x / scale)))
+	}
+	return q, scale
 }
 
 // Delete removes id's vector, if present, moving the last row into its
@@ -75,14 +100,16 @@ func (m *Matrix) Delete(id int64) {
 	if r != last {
 		m.ids[r] = m.ids[last]
 		copy(m.data[r*m.dim:(r+1)*m.dim], m.data[last*m.dim:])
+		m.scale[r] = m.scale[last]
 		m.row[m.ids[r]] = r
 	}
 	m.ids = m.ids[:last]
 	m.data = m.data[:last*m.dim]
+	m.scale = m.scale[:last]
 	delete(m.row, id)
 }
 
-// Vector returns a copy of id's vector, or nil.
+// Vector returns id's vector as the matrix holds it (dequantized), or nil.
 func (m *Matrix) Vector(id int64) []float32 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -90,7 +117,11 @@ func (m *Matrix) Vector(id int64) []float32 {
 	if !ok {
 		return nil
 	}
-	return append([]float32(nil), m.data[r*m.dim:(r+1)*m.dim]...)
+	out := make([]float32, m.dim)
+	for i, x := range m.data[r*m.dim : (r+1)*m.dim] {
+		out[i] = float32(x) * m.scale[r]
+	}
+	return out
 }
 
 // IDs returns the IDs held, in row order.

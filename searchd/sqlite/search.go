@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -59,13 +60,29 @@ type LexicalHit struct {
 
 // Lexical runs an FTS5 MATCH expression (see lexical.MatchExpr) with the
 // filter and returns up to limit messages by BM25.
+//
+// FTS5 ranks its matches fastest on its own, so the best candidates come
+// from the index alone and only they are joined with messages and
+// filtered; when a selective filter leaves too few of them, the query
+// runs again over every match.
 func (db *DB) Lexical(ctx context.Context, expr string, f Filter, limit int) ([]LexicalHit, error) {
+	const candidates = 2000
 	where, args := f.where()
-	rows, err := db.db.QueryContext(ctx, `SELECT fts.rowid, COALESCE(ms.segment_id, 0), m.author_id, -bm25(messages_fts) AS score
-		FROM messages_fts fts JOIN messages m ON m.id = fts.rowid
-		LEFT JOIN message_segments ms ON ms.message_id = m.id
-		WHERE messages_fts MATCH ?`+where+` ORDER BY bm25(messages_fts), fts.rowid LIMIT ?`,
-		append(append([]any{expr}, args...), limit)...)
+	const cols = `SELECT m.id, COALESCE(ms.segment_id, 0), m.author_id, c.score FROM `
+	const join = ` c JOIN messages m ON m.id = c.rowid LEFT JOIN message_segments ms ON ms.message_id = m.id WHERE 1=1`
+	fast := cols + `(SELECT rowid, -bm25(messages_fts) AS score FROM messages_fts WHERE messages_fts MATCH ?
+		ORDER BY bm25(messages_fts) LIMIT ` + strconv.Itoa(candidates) + `)` + join + where + ` ORDER BY c.score DESC, m.id LIMIT ?`
+	hits, err := db.lexical(ctx, fast, append(append([]any{expr}, args...), limit)...)
+	if err != nil || len(hits) >= limit || f.Empty() {
+		return hits, err
+	}
+	all := cols + `(SELECT rowid, -bm25(messages_fts) AS score FROM messages_fts WHERE messages_fts MATCH ?)` +
+		join + where + ` ORDER BY c.score DESC, m.id LIMIT ?`
+	return db.lexical(ctx, all, append(append([]any{expr}, args...), limit)...)
+}
+
+func (db *DB) lexical(ctx context.Context, q string, args ...any) ([]LexicalHit, error) {
+	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,9 +107,14 @@ func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) (map[
 	}
 	where, args := f.where()
 	q := `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE 1=1` + where
-	if expr != "" {
-		q = `SELECT DISTINCT ms.segment_id FROM messages_fts fts JOIN messages m ON m.id = fts.rowid
-			JOIN message_segments ms ON ms.message_id = m.id WHERE messages_fts MATCH ?` + where
+	switch {
+	case expr != "" && f.Empty():
+		q = `SELECT DISTINCT ms.segment_id FROM message_segments ms
+			WHERE ms.message_id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`
+		args = []any{expr}
+	case expr != "":
+		q = `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
+			WHERE m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)` + where
 		args = append([]any{expr}, args...)
 	}
 	rows, err := db.db.QueryContext(ctx, q, args...)

@@ -41,10 +41,40 @@ func Gap(r *rand.Rand) time.Duration {
 	return GapKnots[len(GapKnots)-1].Gap
 }
 
-var words = strings.Fields(`이사 집 전세 회사 게임 보일러 논문 교수님 취업 면접 점심 저녁 여행 제주 비행기 주식 금리 환율
-	맥북 아이폰 스위치 포켓몬 영화 드라마 축구 야구 날씨 커피 맥주 치킨 피자 ㅋㅋ ㅋㅋㅋ ㅇㅇ 진짜 아니 근데 그래서 오늘 내일 어제
-	the a game tonight ranked lol ok yeah sure moving house boiler thesis interview coding claude code report stock rate
-	weather coffee beer movie trip flight weekend work meeting deadline bug deploy server`)
+// The synthetic vocabulary follows Zipf's law, as chat does: a head of
+// function words and interjections that fill most messages, then topic
+// words, then a long tail of rarer words. Uniformly drawn words would put
+// every word in ~6 % of all messages, which no real server shows, and
+// make keyword search look far slower than it is.
+var (
+	headWords = strings.Fields(`ㅋㅋ ㅋㅋㅋ ㅇㅇ 진짜 아니 근데 그래서 오늘 내일 어제 나 너 우리 이거 그거 좀 잘 다 왜 뭐
+		the a i you it is to and of in that lol ok yeah so just but what like no`)
+	topicWords = strings.Fields(`이사 집 전세 회사 게임 보일러 수리 논문 교수님 취업 면접 점심 저녁 여행 제주 비행기 주식 금리 환율
+		맥북 아이폰 스위치 포켓몬 영화 드라마 축구 야구 날씨 커피 맥주 치킨 피자
+		game tonight ranked moving house boiler thesis interview coding claude code report stock rate
+		weather coffee beer movie trip flight weekend work meeting deadline bug deploy server`)
+	syllables = []rune("가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허고노도로모보소오조초코토포호구누두루무부수우주추쿠투푸후")
+)
+
+// vocabulary returns the ranked word list: head, topics, then a tail of
+// made-up Korean and English words.
+func vocabulary(r *rand.Rand) []string {
+	words := append(append([]string{}, headWords...), topicWords...)
+	for len(words) < 20000 {
+		var b strings.Builder
+		if r.IntN(2) == 0 {
+			for n := 2 + r.IntN(2); n > 0; n-- {
+				b.WriteRune(syllables[r.IntN(len(syllables))])
+			}
+		} else {
+			for n := 3 + r.IntN(6); n > 0; n-- {
+				b.WriteByte(byte('a' + r.IntN(26)))
+			}
+		}
+		words = append(words, b.String())
+	}
+	return words
+}
 
 // Synthetic describes a generated export set.
 type Synthetic struct {
@@ -85,12 +115,14 @@ func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
 		}
 		t := start
 		recent := make([]string, 0, 64)
+		vocab := vocabulary(rand.New(rand.NewPCG(s.Seed, 7)))
+		zipf := rand.NewZipf(r, 1.07, 8, uint64(len(vocab)-1))
 		for i := 0; i < n; i++ {
 			t = t.Add(Gap(r))
 			u := r.IntN(s.Users)
 			m := xMessage{
 				ID: snowflake(t, c<<12|i&0xfff), Type: "Default", Timestamp: ew.stamp(t),
-				Content: sentence(r),
+				Content: sentence(r, vocab, zipf),
 				Author: xUser{ID: fmt.Sprintf("820000000000%06d", u), Name: fmt.Sprintf("user%d", u),
 					Discriminator: "0000", Nickname: fmt.Sprintf("친구%d", u), Roles: []any{}},
 				Attachments: []xAttachment{}, Embeds: []any{}, Stickers: []any{}, Reactions: []any{},
@@ -126,14 +158,14 @@ func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
 	return paths, nil
 }
 
-func sentence(r *rand.Rand) string {
+func sentence(r *rand.Rand, vocab []string, zipf *rand.Zipf) string {
 	n := 1 + r.IntN(12)
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(words[r.IntN(len(words))])
+		b.WriteString(vocab[zipf.Uint64()])
 	}
 	return b.String()
 }

@@ -1,0 +1,243 @@
+// Command dsearch-bench measures search latency at the blog's scale: an
+// imported 650,000-message database (make bench imports one), with random
+// unit vectors standing in for 29,000 embedded segments and their
+// messages (1,024 dimensions, bge-m3's size). It reports p50/p95/max per
+// mode over a fixed query set, and resident memory.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"syscall"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"dsearch/searchd/embed"
+	"dsearch/searchd/index"
+	"dsearch/searchd/search"
+	"dsearch/searchd/sqlite"
+)
+
+var (
+	profile  *os.File
+	onlyMode search.Mode
+)
+
+// queries is the fixed set: words of the synthetic vocabulary, some with
+// keywords and filters, as a user would search.
+var queries = []search.Request{
+	{Query: "이사 집 전세"},
+	{Query: "보일러 수리"},
+	{Query: "ranked game tonight", Keywords: []string{"game"}},
+	{Query: "deploy server bug deadline"},
+	{Query: "치킨 맥주 저녁"},
+	{Query: "coding interview", Keywords: []string{"면접"}},
+	{Query: "금리 환율 주식"},
+	{Query: "weather coffee weekend"},
+}
+
+func main() {
+	data := flag.String("data", "build/bench-data", "data directory of an imported database")
+	segments := flag.Int("segments", 29000, "segments given vectors")
+	dim := flag.Int("dim", 1024, "vector dimension")
+	iterations := flag.Int("n", 3, "runs of the query set per mode")
+	model := flag.String("model", "", "a real model, to time query embedding")
+	ortLib := flag.String("ort-library", os.Getenv("DSEARCH_ORT_LIBRARY"), "ONNX Runtime directory")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed searches here")
+	only := flag.String("mode", "", "time only this mode")
+	flag.Parse()
+	onlyMode = search.Mode(*only)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dsearch-bench:", err)
+			os.Exit(1)
+		}
+		profile = f
+	}
+	if err := run(*data, *segments, *dim, *iterations, *model, *ortLib); err != nil {
+		fmt.Fprintln(os.Stderr, "dsearch-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(data string, segments, dim, iterations int, modelDir, ortLib string) error {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	name := fmt.Sprintf("random-%d-%d", dim, segments)
+	if have, _ := db.Meta(ctx, "embedding_model"); have != name {
+		fmt.Printf("filling random vectors for %d segments and their messages...\n", segments)
+		start := time.Now()
+		if err := fill(ctx, filepath.Join(data, sqlite.FileName), db, name, segments, dim); err != nil {
+			return err
+		}
+		fmt.Printf("filled in %s\n", time.Since(start).Round(time.Second))
+	}
+	start := time.Now()
+	matrix, err := index.LoadMatrix(ctx, db, dim)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("matrix: %d × %d loaded in %s\n", matrix.Len(), dim, time.Since(start).Round(time.Millisecond))
+	svc := &search.Service{DB: db, Matrix: matrix, Embedder: randomEmbedder{dim}, Config: search.DefaultConfig()}
+	runtime.GC()
+
+	fmt.Printf("\n%d queries × %d runs per mode, excluding query embedding:\n", len(queries), iterations)
+	fmt.Printf("%-9s %9s %9s %9s %9s\n", "mode", "requests", "p50", "p95", "max")
+	if profile != nil {
+		pprof.StartCPUProfile(profile)
+	}
+	for _, mode := range []search.Mode{search.Lexical, search.Semantic, search.Hybrid, search.Pipeline} {
+		if onlyMode != "" && mode != onlyMode {
+			continue
+		}
+		var lat []time.Duration
+		for it := 0; it < iterations; it++ {
+			for _, q := range queries {
+				q.Mode = mode
+				t := time.Now()
+				if _, err := svc.Search(ctx, q); err != nil {
+					return fmt.Errorf("%s %q: %w", mode, q.Query, err)
+				}
+				lat = append(lat, time.Since(t))
+			}
+		}
+		slices.Sort(lat)
+		fmt.Printf("%-9s %9d %9s %9s %9s\n", mode, len(lat), ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), ms(lat[len(lat)-1]))
+	}
+	if profile != nil {
+		pprof.StopCPUProfile()
+	}
+	fmt.Printf("\npeak resident memory: %d MiB\n", peakRSS()>>20)
+
+	if modelDir != "" {
+		m, err := embed.Load(modelDir, embed.Options{Backend: embed.ORT, ORTLibrary: ortLib})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		var lat []time.Duration
+		for it := 0; it < iterations; it++ {
+			for _, q := range queries {
+				t := time.Now()
+				if _, err := m.EmbedQuery(ctx, q.Query); err != nil {
+					return err
+				}
+				lat = append(lat, time.Since(t))
+			}
+		}
+		slices.Sort(lat)
+		fmt.Printf("query embedding with %s on %s: p50 %s, p95 %s, max %s (add to the semantic, hybrid and pipeline rows)\n",
+			m.Name(), m.Backend(), ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), ms(lat[len(lat)-1]))
+	}
+	return nil
+}
+
+// fill gives random unit vectors to a random sample of segments and to
+// their messages, as if an embedding job had run.
+func fill(ctx context.Context, path string, db *sqlite.DB, name string, segments, dim int) error {
+	if err := db.ResetVectors(ctx, name, dim); err != nil {
+		return err
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous(OFF)")
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector)
+		SELECT id, revision, NULL FROM segments`); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM segments ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	ids = ids[:min(segments, len(ids))]
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE segment_vectors SET vector = ? WHERE segment_id = ?`,
+			sqlite.EncodeVector(unit(r, dim)), id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO message_vectors (message_id, vector)
+			SELECT message_id, ? FROM message_segments WHERE segment_id = ?`, sqlite.EncodeVector(unit(r, dim)), id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func unit(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	var n float64
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+		n += float64(v[i]) * float64(v[i])
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(n))
+	}
+	return v
+}
+
+// randomEmbedder gives each text a fixed random unit vector.
+type randomEmbedder struct{ dim int }
+
+func (e randomEmbedder) Dim() int { return e.dim }
+func (e randomEmbedder) EmbedQuery(_ context.Context, q string) ([]float32, error) {
+	h := fnv.New64a()
+	h.Write([]byte(q))
+	return unit(rand.New(rand.NewPCG(h.Sum64(), 0)), e.dim), nil
+}
+func (e randomEmbedder) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i], _ = e.EmbedQuery(ctx, t)
+	}
+	return out, nil
+}
+
+func pct(sorted []time.Duration, q float64) time.Duration {
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) << 10
+}
