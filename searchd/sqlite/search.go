@@ -165,17 +165,23 @@ func (db *DB) SegmentInfos(ctx context.Context, ids []int64) (map[int64]SegmentI
 }
 
 // SegmentMessages returns up to limit messages of each segment, in time
-// order.
+// order, in one query.
 func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[int64][]StoredMessage, error) {
 	out := map[int64][]StoredMessage{}
-	for _, id := range ids {
-		ms, err := db.queryMessages(ctx, selectMessage+`WHERE ms.segment_id = ? ORDER BY m.created_at, m.id LIMIT ?`, id, limit)
-		if err != nil {
-			return nil, err
+	err := inChunks(ids, func(chunk []any) error {
+		ms, err := db.queryMessages(ctx, selectMessage+`WHERE m.id IN (
+			SELECT message_id FROM (
+				SELECT ms2.message_id, ROW_NUMBER() OVER (PARTITION BY ms2.segment_id ORDER BY m2.created_at, m2.id) AS n
+				FROM message_segments ms2 JOIN messages m2 ON m2.id = ms2.message_id
+				WHERE ms2.segment_id IN (`+marks(len(chunk))+`))
+			WHERE n <= ?)
+			ORDER BY ms.segment_id, m.created_at, m.id`, append(chunk, limit)...)
+		for _, m := range ms {
+			out[m.SegmentID] = append(out[m.SegmentID], m)
 		}
-		out[id] = ms
-	}
-	return out, nil
+		return err
+	})
+	return out, err
 }
 
 // Messages returns the messages with the given IDs.
