@@ -96,6 +96,12 @@ demo-run: build run-dir
 	curl -sS --fail-with-body --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1 | head -c 600; echo; \
 	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/stats (embedding)'; \
 	curl -sS --fail-with-body --unix-socket $(SOCKET) http://searchd.sock/v1/stats | grep -o '"embedding":.*'; \
+	echo '--- searchd search "who is moving to a new place?"'; \
+	$(BIN)/searchd search --socket $(SOCKET) --limit 2 'who is moving to a new place?'; \
+	echo '--- searchd search --mode hybrid "보일러 고장"'; \
+	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --mode hybrid '보일러 고장'; \
+	echo '--- searchd search --keywords steam "game on sale"'; \
+	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --keywords steam 'game on sale'; \
 	kill -INT $$pid; wait $$pid; trap - EXIT; \
 	[ ! -e $(SOCKET) ] && echo '--- searchd stopped cleanly; socket removed'
 
