@@ -34,6 +34,11 @@ var (
 // the vector, and whitespace collapses. Author names are never added: the
 // speaker would outweigh the topic.
 func Clean(content string) string {
+	if !strings.ContainsAny(content, "<:@/.") {
+		// Nothing a placeholder would replace: skip the regexps, which
+		// rescoring would otherwise run on every candidate message.
+		return strings.Join(strings.Fields(content), " ")
+	}
 	s := linkRE.ReplaceAllString(content, "[link]")
 	s = mentionRE.ReplaceAllString(s, "[mention]")
 	s = atNameRE.ReplaceAllString(s, "${1}[mention]")

@@ -315,26 +315,46 @@ func (db *DB) EmbeddingCounts(ctx context.Context) (*EmbeddingCounts, error) {
 	return &c, err
 }
 
-// EncodeVector is the storage form of a vector: little-endian float32.
-// nil stays nil (SQL NULL).
+// EncodeVector is the storage form of a vector: a little-endian float32
+// scale, then one int8 per dimension (x ≈ int8 · scale, scale = max|x|/127).
+// A quarter of float32's size, which is what reading the vectors of a
+// query's candidate messages costs; unit vectors lose nothing a ranking
+// notices (docs/retrieval.md). nil stays nil (SQL NULL).
 func EncodeVector(v []float32) []byte {
 	if v == nil {
 		return nil
 	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	var maxAbs float32
+	for _, x := range v {
+		maxAbs = max(maxAbs, x, -x)
+	}
+	scale := maxAbs / 127
+	b := make([]byte, 4+len(v))
+	binary.LittleEndian.PutUint32(b, math.Float32bits(scale))
+	if scale == 0 {
+		return b
+	}
+	for i, x := range v {
+		b[4+i] = byte(int8(math.Round(float64(x / scale))))
 	}
 	return b
 }
 
 // decodeInto decodes a stored vector into dst, which must be its length.
+// It also reads plain little-endian float32, the form of earlier versions.
 func decodeInto(dst []float32, b []byte) error {
-	if len(b) != 4*len(dst) {
-		return fmt.Errorf("stored vector has %d bytes, want %d (%d dimensions)", len(b), 4*len(dst), len(dst))
-	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	switch len(b) {
+	case 4 + len(dst):
+		scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+		for i := range dst {
+			dst[i] = float32(int8(b[4+i])) * scale
+		}
+	case 4 * len(dst):
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	default:
+		return fmt.Errorf("stored vector has %d bytes, which fits no %d-dimensional form", len(b), len(dst))
 	}
 	return nil
 }

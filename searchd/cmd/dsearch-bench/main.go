@@ -79,7 +79,7 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 		return err
 	}
 	defer db.Close()
-	name := fmt.Sprintf("random-%d-%d", dim, segments)
+	name := fmt.Sprintf("random-%d-%d-q8", dim, segments)
 	if have, _ := db.Meta(ctx, "embedding_model"); have != name {
 		fmt.Printf("filling random vectors for %d segments and their messages...\n", segments)
 		start := time.Now()
