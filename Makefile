@@ -17,7 +17,7 @@ SOCKET      := $(CURDIR)/run/searchd.sock
 export DSEARCH_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/dsearch
 CACHE       := $(DSEARCH_CACHE)
 BENCH_N     ?= 650000
-BENCH_EXPORT = $(CACHE)/synthetic-v2-$(BENCH_N)
+BENCH_EXPORT = $(CACHE)/synthetic-v3-$(BENCH_N)
 
 # ONNX Runtime: `make deps` writes build/deps.mk; with it, searchd builds
 # with hugot's ORT backend (-tags ORT, cgo, libtokenizers.a) and knows

@@ -59,10 +59,14 @@ CREATE TABLE messages (
 CREATE INDEX messages_channel_time ON messages(channel_id, created_at, id);
 CREATE INDEX messages_author_time ON messages(author_id, created_at);
 
--- Users a message mentions (addressees: a segmentation signal).
+-- Users a message mentions (addressees: a segmentation signal), with the
+-- message's channel and time so "when was this user last addressed here"
+-- is one index lookup.
 CREATE TABLE message_mentions (
 	message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
 	user_id    INTEGER NOT NULL,
+	channel_id INTEGER NOT NULL,
+	created_at INTEGER NOT NULL,
 	PRIMARY KEY (message_id, user_id)
 ) STRICT, WITHOUT ROWID;
 

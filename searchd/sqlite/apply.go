@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"dsearch/searchd"
 	"dsearch/searchd/lexical"
@@ -85,6 +86,7 @@ type applier struct {
 	current map[int64]*span   // channel → its most recently started segment
 	latest  map[int64]*placed // channel → its latest placed message, nil if none
 	placed  map[int64]placed
+	recent  map[int64]*recent // channel → its latest spoken messages (busy rules)
 }
 
 // placed is a message placed during this transaction, for replies to it.
@@ -98,7 +100,7 @@ const (
 	qIndex      = `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`
 	qUnindex    = `DELETE FROM messages_fts WHERE rowid = ?`
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
-	qMention    = `INSERT INTO message_mentions (message_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`
+	qMention    = `INSERT INTO message_mentions (message_id, user_id, channel_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qMember     = `INSERT INTO message_segments (message_id, segment_id) VALUES (?, ?)`
 	qSegmentOf  = `SELECT segment_id FROM message_segments WHERE message_id = ?`
 	qLatestMsg  = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
@@ -113,7 +115,7 @@ const (
 
 func newApplier(ctx context.Context, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, recent: map[int64]*recent{}}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones)`).Scan(&n); err != nil {
 		return nil, err
@@ -345,7 +347,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		return err
 	}
 	for _, u := range m.Mentions {
-		if _, err := a.exec(qMention, m.ID, u); err != nil {
+		if _, err := a.exec(qMention, m.ID, u, m.ChannelID, m.CreatedAt); err != nil {
 			return err
 		}
 	}
@@ -366,8 +368,26 @@ func (a *applier) place(m *searchd.Message) error {
 	if err != nil {
 		return err
 	}
+	id := a.rules.Place(m.CreatedAt, parent, cur.public(), prev.public())
+	if a.rules.Busy {
+		busy, pace, err := a.busy(m)
+		if err != nil {
+			return err
+		}
+		if busy {
+			if segment.IsSystem(m.Type) {
+				id = 0 // a join or a pin is nobody's conversation
+			} else {
+				b, err := a.busyContext(m, pace)
+				if err != nil {
+					return err
+				}
+				id = a.rules.PlaceBusy(m.CreatedAt, parent, b)
+			}
+		}
+	}
 	var s *span
-	if id := a.rules.Place(m.CreatedAt, parent, cur.public(), prev.public()); id != 0 {
+	if id != 0 {
 		if s, err = a.span(id); err != nil {
 			return err
 		}
@@ -387,10 +407,134 @@ func (a *applier) place(m *searchd.Message) error {
 	s.dirty = true
 	p := placed{m.ChannelID, m.CreatedAt, s.id}
 	a.placed[m.ID] = p
+	if a.rules.Busy {
+		a.noteRecent(m)
+	}
 	if l := a.latest[m.ChannelID]; l == nil || m.CreatedAt >= l.at {
 		a.latest[m.ChannelID] = &p
 	}
 	return nil
+}
+
+const spoken = `m.type IN ('Default', 'Reply')`
+
+// recent is a channel's latest spoken messages, oldest first, up to the
+// busy window: enough to tell a busy channel and its pace.
+type recent struct {
+	authors, times []int64
+}
+
+// busy reports whether m's channel is busy by the rules (enough distinct
+// authors among its messages shortly before m) and the channel's pace
+// there. The window is read once per channel and transaction and then
+// follows the messages placed in time order.
+func (a *applier) busy(m *searchd.Message) (bool, segment.Pace, error) {
+	r, ok := a.recent[m.ChannelID]
+	if !ok || (len(r.times) > 0 && m.CreatedAt < r.times[len(r.times)-1]) {
+		var err error
+		if r, err = a.loadRecent(m); err != nil {
+			return false, segment.Pace{}, err
+		}
+		if !ok {
+			a.recent[m.ChannelID] = r
+		}
+	}
+	busy := segment.WasBusy(r.authors, r.times, m.CreatedAt, a.rules)
+	gaps := make([]int64, 0, len(r.times))
+	for i := 1; i < len(r.times); i++ {
+		gaps = append(gaps, r.times[i]-r.times[i-1])
+	}
+	slices.Sort(gaps)
+	var pace segment.Pace
+	if len(gaps) > 0 {
+		pace.MedianGap = time.Duration(gaps[len(gaps)/2]) * time.Microsecond
+	}
+	return busy, pace, nil
+}
+
+// noteRecent adds a placed message to its channel's window.
+func (a *applier) noteRecent(m *searchd.Message) {
+	r, ok := a.recent[m.ChannelID]
+	if !ok || segment.IsSystem(m.Type) || (len(r.times) > 0 && m.CreatedAt < r.times[len(r.times)-1]) {
+		return
+	}
+	r.authors = append(r.authors, m.Author.ID)
+	r.times = append(r.times, m.CreatedAt)
+	if n := len(r.times) - a.rules.BusyWindow; n > 0 {
+		r.authors, r.times = r.authors[n:], r.times[n:]
+	}
+}
+
+func (a *applier) loadRecent(m *searchd.Message) (*recent, error) {
+	s, err := a.stmt(`SELECT m.author_id, m.created_at FROM messages m
+		WHERE m.channel_id = ? AND m.created_at <= ? AND m.id != ? AND ` + spoken + `
+		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.QueryContext(a.ctx, m.ChannelID, m.CreatedAt, m.ID, a.rules.BusyWindow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	r := &recent{}
+	for rows.Next() {
+		var author, at int64
+		if err := rows.Scan(&author, &at); err != nil {
+			return nil, err
+		}
+		r.authors = append(r.authors, author)
+		r.times = append(r.times, at)
+	}
+	slices.Reverse(r.authors)
+	slices.Reverse(r.times)
+	return r, rows.Err()
+}
+
+// busyContext gathers what PlaceBusy weighs: the latest messages of the
+// people m mentions, the latest message that mentioned m's author, and
+// the author's own latest message, all in m's channel before m.
+func (a *applier) busyContext(m *searchd.Message, pace segment.Pace) (segment.Busy, error) {
+	b := segment.Busy{Pace: pace}
+	seen := func(q string, args ...any) (*segment.Seen, error) {
+		row, err := a.queryRow(q, args...)
+		if err != nil {
+			return nil, err
+		}
+		var s segment.Seen
+		switch err := row.Scan(&s.At, &s.SegmentID); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		return &s, nil
+	}
+	const byAuthor = `SELECT m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
+		WHERE m.channel_id = ? AND m.author_id = ? AND m.created_at <= ? AND m.id != ? AND ` + spoken + `
+		ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	for _, u := range m.Mentions {
+		if u == m.Author.ID {
+			continue
+		}
+		s, err := seen(byAuthor, m.ChannelID, u, m.CreatedAt, m.ID)
+		if err != nil {
+			return b, err
+		}
+		if s != nil {
+			b.Addressees = append(b.Addressees, *s)
+		}
+	}
+	var err error
+	b.AddressedBy, err = seen(`SELECT mm.created_at, ms.segment_id FROM message_mentions mm
+		JOIN message_segments ms ON ms.message_id = mm.message_id JOIN messages m ON m.id = mm.message_id
+		WHERE mm.user_id = ? AND mm.channel_id = ? AND mm.created_at <= ? AND mm.message_id != ? AND m.author_id != ?
+		ORDER BY mm.created_at DESC, mm.message_id DESC LIMIT 1`, m.Author.ID, m.ChannelID, m.CreatedAt, m.ID, m.Author.ID)
+	if err != nil {
+		return b, err
+	}
+	b.Own, err = seen(byAuthor, m.ChannelID, m.Author.ID, m.CreatedAt, m.ID)
+	return b, err
 }
 
 func (s *span) public() *segment.Span {
@@ -575,6 +719,7 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	a.tombstones = true
 	delete(a.placed, id)
 	clear(a.latest) // it may name the deleted message; reload on next use
+	clear(a.recent)
 	if seg != 0 {
 		s, err := a.span(seg)
 		if err != nil {

@@ -128,3 +128,57 @@ func (db *DB) SegmentIDs(ctx context.Context, channel int64) ([]int64, error) {
 	}
 	return ids, rows.Err()
 }
+
+// SegmentsOf maps each given message to its segment.
+func (db *DB) SegmentsOf(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	err := inChunks(ids, func(chunk []any) error {
+		rows, err := db.db.QueryContext(ctx, `SELECT message_id, segment_id FROM message_segments
+			WHERE message_id IN (`+marks(len(chunk))+`)`, chunk...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m, s int64
+			if err := rows.Scan(&m, &s); err != nil {
+				return err
+			}
+			out[m] = s
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// EachSegmentMembers calls fn with every segment's message IDs.
+func (db *DB) EachSegmentMembers(ctx context.Context, fn func(seg int64, msgs []int64) error) error {
+	rows, err := db.db.QueryContext(ctx, `SELECT ms.segment_id, ms.message_id FROM message_segments ms
+		JOIN messages m ON m.id = ms.message_id ORDER BY ms.segment_id, m.created_at, m.id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var cur int64
+	var msgs []int64
+	for rows.Next() {
+		var s, m int64
+		if err := rows.Scan(&s, &m); err != nil {
+			return err
+		}
+		if s != cur && len(msgs) > 0 {
+			if err := fn(cur, msgs); err != nil {
+				return err
+			}
+			msgs = nil
+		}
+		cur = s
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > 0 {
+		if err := fn(cur, msgs); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -40,8 +40,23 @@ func (m *Main) evalCmd() *ffcli.Command {
 			}
 			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump)
 		})
-	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval [flags]", ShortHelp: "measure search quality on labelled data",
-		Subcommands: []*ffcli.Command{retrieval}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
+	var scfg Config
+	var sexport, gold, sdump string
+	segments := command("segments", "--export DIR --gold FILE [flags]",
+		"import an export into a scratch database and score its segments against gold conversations", &scfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&sexport, "export", "", "DiscordChatExporter export file or directory")
+			fs.StringVar(&gold, "gold", "", `JSON lines: {"channel_id", "messages": [message ids]}, one gold conversation each`)
+			fs.StringVar(&sdump, "dump", "", `write {"segment_id", "messages": [ids]} lines here`)
+		},
+		func(ctx context.Context, _ []string) error {
+			if sexport == "" || gold == "" {
+				return errors.New("eval segments: --export and --gold are required")
+			}
+			return m.evalSegments(ctx, &scfg, sexport, gold, sdump)
+		})
+	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval|segments [flags]", ShortHelp: "measure search and segmentation quality on labelled data",
+		Subcommands: []*ffcli.Command{retrieval, segments}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
 		Exec: func(context.Context, []string) error { return flag.ErrHelp }}
 }
 
@@ -57,6 +72,9 @@ type evalQuery struct {
 var evalKs = []int{1, 5, 10, 25, 50}
 
 func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump string) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
 	qs, err := readQueries(queryFile)
 	if err != nil {
 		return err

@@ -117,9 +117,16 @@ func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
 		recent := make([]string, 0, 64)
 		vocab := vocabulary(rand.New(rand.NewPCG(s.Seed, 7)))
 		zipf := rand.NewZipf(r, 1.07, 8, uint64(len(vocab)-1))
+		var talking []int // who is in the current conversation
 		for i := 0; i < n; i++ {
-			t = t.Add(Gap(r))
-			u := r.IntN(s.Users)
+			gap := Gap(r)
+			t = t.Add(gap)
+			// Friends take turns: a conversation has two to four of
+			// them; after a pause, others may pick it up.
+			if talking == nil || gap > 30*time.Minute {
+				talking = r.Perm(s.Users)[:min(s.Users, 2+r.IntN(3))]
+			}
+			u := talking[r.IntN(len(talking))]
 			m := xMessage{
 				ID: snowflake(t, c<<12|i&0xfff), Type: "Default", Timestamp: ew.stamp(t),
 				Content: sentence(r, vocab, zipf),

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"dsearch/searchd/ingest"
+	"dsearch/searchd/segment/segeval"
+	"dsearch/searchd/sqlite"
+)
+
+type goldConversation struct {
+	ChannelID string   `json:"channel_id"`
+	Messages  []string `json:"messages"`
+}
+
+// evalSegments imports an export into a scratch database, segments it
+// with the configured rules, and scores the segments of the gold
+// messages against the gold conversations.
+func (m *Main) evalSegments(ctx context.Context, cfg *Config, export, goldFile, dump string) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	f, err := os.Open(goldFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gold := map[int64]int64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for n := int64(1); sc.Scan(); n++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var g goldConversation
+		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
+			return fmt.Errorf("%s:%d: %w", goldFile, n, err)
+		}
+		for _, s := range g.Messages {
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s:%d: message id %q", goldFile, n, s)
+			}
+			gold[id] = n
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	scratch, err := os.MkdirTemp("", "dsearch-evalseg-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	files, err := ingest.Files([]string{export})
+	if err != nil {
+		return err
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	ids := make([]int64, 0, len(gold))
+	for id := range gold {
+		ids = append(ids, id)
+	}
+	guess, err := db.SegmentsOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if len(guess) < len(gold) {
+		fmt.Fprintf(m.Stderr, "warning: %d gold messages are not in the export\n", len(gold)-len(guess))
+	}
+	s := segeval.Score(gold, guess)
+	fmt.Fprintf(m.Stdout, "segmenter %s over %d gold messages (%d gold conversations of 2+, %d guessed)\n",
+		cfg.Rules.Name(), s.Messages, s.Gold, s.Guessed)
+	fmt.Fprintf(m.Stdout, "1-VI %.1f  1-1 %.1f  P %.1f  R %.1f  F %.1f\n", s.OneMinusVI, s.OneToOne, s.P, s.R, s.F)
+	if dump == "" {
+		return nil
+	}
+	out, err := os.Create(dump)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	w := bufio.NewWriter(out)
+	err = db.EachSegmentMembers(ctx, func(seg int64, msgs []int64) error {
+		strs := make([]string, len(msgs))
+		for i, id := range msgs {
+			strs[i] = strconv.FormatInt(id, 10)
+		}
+		b, _ := json.Marshal(map[string]any{"segment_id": seg, "messages": strs})
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return w.Flush()
+}
