@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,5 +209,74 @@ func TestEmbedModelChange(t *testing.T) {
 	if _, err := run(t, "embed", "--data", data, "--model", filepath.Join(dir, "missing"), "--embed-backend", "go"); err == nil ||
 		!strings.Contains(err.Error(), "searchd model init") {
 		t.Errorf("missing model: %v", err)
+	}
+}
+
+func TestEvalCommands(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Find the sample's boiler messages: the relevant answers.
+	var boiler, jan14 []string
+	for _, p := range paths {
+		x, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp struct {
+			Messages []struct{ ID, Content, Timestamp string }
+		}
+		if err := json.Unmarshal(x, &exp); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range exp.Messages {
+			if strings.Contains(m.Content, "보일러") || strings.Contains(m.Content, "boiler") {
+				boiler = append(boiler, m.ID)
+			}
+			if strings.HasPrefix(m.Timestamp, "2025-01-14") {
+				jan14 = append(jan14, m.ID) // the boiler conversation
+			}
+		}
+	}
+	q, _ := json.Marshal(map[string]any{"id": "q1", "query": "the boiler broke", "channel_id": sample.GeneralID, "relevant": boiler, "category": "test"})
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(queries, append(q, '\n'), 0o644)
+	model := filepath.Join(dir, "model")
+	embedtest.Write(model, embedtest.Options{})
+	dump := filepath.Join(dir, "dump.jsonl")
+	out, err := run(t, "eval", "retrieval", "--export", filepath.Dir(paths[0]), "--queries", queries,
+		"--model", model, "--embed-backend", "go", "--dump", dump)
+	if err != nil {
+		t.Fatalf("eval retrieval: %v\n%s", err, out)
+	}
+	for _, mode := range []string{"lexical", "semantic", "hybrid", "pipeline"} {
+		if !strings.Contains(out, "mode "+mode) {
+			t.Errorf("no %s table:\n%s", mode, out)
+		}
+	}
+	// Lexical finds "boiler" first: recall@1 is a share of the two boiler messages.
+	if !strings.Contains(out, "R@1") || !strings.Contains(out, "all") {
+		t.Errorf("output:\n%s", out)
+	}
+	d, _ := os.ReadFile(dump)
+	if n := strings.Count(string(d), `"ranked"`); n != 4 {
+		t.Errorf("dump has %d lines, want one per mode", n)
+	}
+
+	// Segments: a gold conversation that the sample's segmentation matches.
+	gold := filepath.Join(dir, "gold.jsonl")
+	g, _ := json.Marshal(map[string]any{"channel_id": sample.GeneralID, "messages": jan14})
+	os.WriteFile(gold, append(g, '\n'), 0o644)
+	out, err = run(t, "eval", "segments", "--export", filepath.Dir(paths[0]), "--gold", gold, "--dump", dump)
+	if err != nil || !strings.Contains(out, "1-VI 100.0  1-1 100.0  P 100.0  R 100.0  F 100.0") {
+		t.Errorf("eval segments: %v\n%s", err, out)
+	}
+	if d, _ := os.ReadFile(dump); !strings.Contains(string(d), `"segment_id"`) {
+		t.Errorf("segment dump: %s", d)
+	}
+	if _, err := run(t, "eval", "retrieval", "--export", dir); err == nil {
+		t.Error("missing --queries accepted")
 	}
 }
