@@ -239,11 +239,19 @@ func (q *query) scan(allow map[int64]bool, k int) []Result {
 // count for their segment at the rank of its best message. BM25 and cosine
 // are never added: their scales differ. Ties break by segment ID.
 func (q *query) hybrid(ctx context.Context) ([]Result, error) {
-	lex, err := q.lexical(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// The retrievers are independent: run them side by side.
+	var lex []Result
+	var lexErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lex, lexErr = q.lexical(ctx)
+	}()
 	sem, err := q.semantic(ctx, q.svc.Config.Window)
+	<-done
+	if err == nil {
+		err = lexErr
+	}
 	if err != nil {
 		return nil, err
 	}
