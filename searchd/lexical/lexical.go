@@ -117,29 +117,21 @@ func Terms(q string) []Term {
 // of the terms (OR; BM25 ranks texts with more of them first). Every term
 // is a quoted string, so no user input is ever read as FTS5 syntax. It
 // returns "" when there is nothing to search for.
-func MatchExpr(terms []Term) string {
-	var parts []string
-	for _, t := range terms {
-		if t.CJK {
-			parts = append(parts, "bigrams : "+quote(Bigrams(t.Text)))
-		} else {
-			parts = append(parts, "text : "+quote(t.Text))
-		}
-	}
-	return strings.Join(parts, " OR ")
-}
+func MatchExpr(terms []Term) string { return join(terms, " OR ") }
 
 // AllExpr is like MatchExpr but requires every term (AND).
-func AllExpr(terms []Term) string {
-	var parts []string
-	for _, t := range terms {
+func AllExpr(terms []Term) string { return join(terms, " AND ") }
+
+func join(terms []Term, op string) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
 		if t.CJK {
-			parts = append(parts, "bigrams : "+quote(Bigrams(t.Text)))
+			parts[i] = "bigrams : " + quote(Bigrams(t.Text))
 		} else {
-			parts = append(parts, "text : "+quote(t.Text))
+			parts[i] = "text : " + quote(t.Text)
 		}
 	}
-	return strings.Join(parts, " AND ")
+	return strings.Join(parts, op)
 }
 
 // quote makes an FTS5 string: a phrase of the tokens inside, with any

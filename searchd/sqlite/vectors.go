@@ -256,43 +256,27 @@ func (db *DB) EachSegmentVector(ctx context.Context, dim int, fn func(id int64, 
 // has one; vec is only valid during the call.
 func (db *DB) SegmentVectors(ctx context.Context, ids []int64, dim int, fn func(id int64, vec []float32)) error {
 	vec := make([]float32, dim)
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), 500)]
-		ids = ids[len(chunk):]
-		args := make([]any, len(chunk))
-		marks := make([]byte, 0, 2*len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-			if i > 0 {
-				marks = append(marks, ',')
-			}
-			marks = append(marks, '?')
-		}
+	return inChunks(ids, func(chunk []any) error {
 		rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id, v.vector FROM segment_vectors v
 			JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
-			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+string(marks)+`)`, args...)
+			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+marks(len(chunk))+`)`, chunk...)
 		if err != nil {
 			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var id int64
 			var b []byte
 			if err := rows.Scan(&id, &b); err != nil {
-				rows.Close()
 				return err
 			}
 			if err := decodeInto(vec, b); err != nil {
-				rows.Close()
 				return fmt.Errorf("segment %d: %w", id, err)
 			}
 			fn(id, vec)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
+		return rows.Err()
+	})
 }
 
 // EmbeddingCounts is how far embedding has come.

@@ -18,6 +18,7 @@ import (
 	"dsearch/searchd/embed"
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
 )
 
 // Config is what every subcommand shares.
@@ -72,6 +73,28 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.SegmentWeight, "segment-weight", c.Search.SegmentWeight, "pipeline: final = w·segment + (1−w)·best message")
 	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
 	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
+}
+
+// LoadModelFor loads the configured model and checks that db holds no
+// vectors of another one.
+func (c *Config) LoadModelFor(ctx context.Context, db *sqlite.DB) (*embed.Model, error) {
+	model, err := c.LoadModel()
+	if err != nil {
+		return nil, err
+	}
+	if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
+		model.Close()
+		return nil, err
+	}
+	return model, nil
+}
+
+// OpenDB validates the configuration and opens the database.
+func (c *Config) OpenDB(ctx context.Context) (*sqlite.DB, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, c.Data)
 }
 
 // SearchConfig returns the search configuration with synonyms loaded.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"text/tabwriter"
@@ -18,7 +17,6 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"dsearch/searchd/index"
-	"dsearch/searchd/ingest"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
 )
@@ -87,25 +85,11 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		}
 		modes = []search.Mode{md}
 	}
-	scratch, err := os.MkdirTemp("", "dsearch-eval-")
+	db, done, err := scratchImport(ctx, cfg, export)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(scratch)
-	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	files, err := ingest.Files([]string{export})
-	if err != nil {
-		return err
-	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
-		if r.Err != nil {
-			return r.Err
-		}
-	}
+	defer done()
 	sc, err := cfg.SearchConfig()
 	if err != nil {
 		return err
@@ -117,14 +101,11 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		if err != nil {
 			return err
 		}
-		model, err := cfg.LoadModel()
+		model, err := cfg.LoadModelFor(ctx, db)
 		if err != nil {
 			return err
 		}
 		defer model.Close()
-		if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
-			return err
-		}
 		start := time.Now()
 		job := &index.Job{DB: db, Embedder: model, Log: log}
 		if err := job.RunOnce(ctx); err != nil {

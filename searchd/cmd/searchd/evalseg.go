@@ -14,6 +14,36 @@ import (
 	"dsearch/searchd/sqlite"
 )
 
+// scratchImport imports an export into a throw-away database with the
+// configured segmentation; done closes and removes it.
+func scratchImport(ctx context.Context, cfg *Config, export string) (db *sqlite.DB, done func(), err error) {
+	scratch, err := os.MkdirTemp("", "dsearch-eval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err = sqlite.Open(ctx, filepath.Join(scratch, "data"))
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, nil, err
+	}
+	done = func() {
+		db.Close()
+		os.RemoveAll(scratch)
+	}
+	files, err := ingest.Files([]string{export})
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
+		if r.Err != nil {
+			done()
+			return nil, nil, r.Err
+		}
+	}
+	return db, done, nil
+}
+
 type goldConversation struct {
 	ChannelID string   `json:"channel_id"`
 	Messages  []string `json:"messages"`
@@ -53,25 +83,11 @@ func (m *Main) evalSegments(ctx context.Context, cfg *Config, export, goldFile, 
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	scratch, err := os.MkdirTemp("", "dsearch-evalseg-")
+	db, done, err := scratchImport(ctx, cfg, export)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(scratch)
-	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	files, err := ingest.Files([]string{export})
-	if err != nil {
-		return err
-	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
-		if r.Err != nil {
-			return r.Err
-		}
-	}
+	defer done()
 	ids := make([]int64, 0, len(gold))
 	for id := range gold {
 		ids = append(ids, id)

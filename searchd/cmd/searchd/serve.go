@@ -50,14 +50,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	// changes the working directory while it loads.
 	var emb *server.Embedding
 	if cfg.Model != "" {
-		model, err := cfg.LoadModel()
+		model, err := cfg.LoadModelFor(ctx, db)
 		if err != nil {
 			return err
 		}
 		defer model.Close()
-		if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
-			return err
-		}
 		matrix, err := index.LoadMatrix(ctx, db, model.Dim())
 		if err != nil {
 			return err

@@ -20,10 +20,7 @@ func (m *Main) statsCmd() *ffcli.Command {
 	var cfg Config
 	return command("stats", "[flags]", "print counts and the quantiles of gaps between messages", &cfg, nil,
 		func(ctx context.Context, _ []string) error {
-			if err := cfg.validate(); err != nil {
-				return err
-			}
-			db, err := sqlite.Open(ctx, cfg.Data)
+			db, err := cfg.OpenDB(ctx)
 			if err != nil {
 				return err
 			}
@@ -94,10 +91,7 @@ func (m *Main) segmentCmd() *ffcli.Command {
 			if err != nil {
 				return fmt.Errorf("segment: invalid ID %q", args[0])
 			}
-			if err := cfg.validate(); err != nil {
-				return err
-			}
-			db, err := sqlite.Open(ctx, cfg.Data)
+			db, err := cfg.OpenDB(ctx)
 			if err != nil {
 				return err
 			}
