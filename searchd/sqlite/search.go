@@ -201,26 +201,10 @@ func (db *DB) Messages(ctx context.Context, ids []int64) (map[int64]StoredMessag
 // that have one).
 func (db *DB) MessageVectors(ctx context.Context, ids []int64, dim int) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
+	keep := func(id int64, v []float32) { out[id] = append([]float32(nil), v...) }
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT message_id, vector FROM message_vectors
+		return db.eachVector(ctx, make([]float32, dim), keep, `SELECT message_id, vector FROM message_vectors
 			WHERE vector IS NOT NULL AND message_id IN (`+marks(len(chunk))+`)`, chunk...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var b []byte
-			if err := rows.Scan(&id, &b); err != nil {
-				return err
-			}
-			v := make([]float32, dim)
-			if err := decodeInto(v, b); err != nil {
-				return err
-			}
-			out[id] = v
-		}
-		return rows.Err()
 	})
 	return out, err
 }

@@ -230,26 +230,9 @@ func (db *DB) SaveMessageVectors(ctx context.Context, vs []MessageVector) (int, 
 // EachSegmentVector calls fn for every current segment vector, in ID
 // order; vec is only valid during the call.
 func (db *DB) EachSegmentVector(ctx context.Context, dim int, fn func(id int64, vec []float32)) error {
-	rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id, v.vector FROM segment_vectors v
+	return db.eachVector(ctx, make([]float32, dim), fn, `SELECT v.segment_id, v.vector FROM segment_vectors v
 		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
 		WHERE v.vector IS NOT NULL ORDER BY v.segment_id`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	vec := make([]float32, dim)
-	for rows.Next() {
-		var id int64
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			return err
-		}
-		if err := decodeInto(vec, b); err != nil {
-			return fmt.Errorf("segment %d: %w", id, err)
-		}
-		fn(id, vec)
-	}
-	return rows.Err()
 }
 
 // SegmentVectors calls fn with the current vector of each of ids that
@@ -257,26 +240,32 @@ func (db *DB) EachSegmentVector(ctx context.Context, dim int, fn func(id int64, 
 func (db *DB) SegmentVectors(ctx context.Context, ids []int64, dim int, fn func(id int64, vec []float32)) error {
 	vec := make([]float32, dim)
 	return inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id, v.vector FROM segment_vectors v
+		return db.eachVector(ctx, vec, fn, `SELECT v.segment_id, v.vector FROM segment_vectors v
 			JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
 			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+marks(len(chunk))+`)`, chunk...)
-		if err != nil {
+	})
+}
+
+// eachVector runs a query of (id, vector) rows and decodes each vector
+// into vec before calling fn.
+func (db *DB) eachVector(ctx context.Context, vec []float32, fn func(int64, []float32), q string, args ...any) error {
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var b []byte
-			if err := rows.Scan(&id, &b); err != nil {
-				return err
-			}
-			if err := decodeInto(vec, b); err != nil {
-				return fmt.Errorf("segment %d: %w", id, err)
-			}
-			fn(id, vec)
+		if err := decodeInto(vec, b); err != nil {
+			return fmt.Errorf("vector of %d: %w", id, err)
 		}
-		return rows.Err()
-	})
+		fn(id, vec)
+	}
+	return rows.Err()
 }
 
 // EmbeddingCounts is how far embedding has come.
