@@ -40,23 +40,29 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		KeywordFallback: resp.KeywordFallback, NoConfidentResults: resp.NoConfidentResults,
 		Results: make([]api.SearchResult, len(resp.Results)), QueryEmbedMillis: ms(resp.QueryEmbedTime)}
 	for i, res := range resp.Results {
-		comps := map[string]api.Component{}
-		for k, c := range res.Components {
-			comps[k] = api.Component{Rank: c.Rank, Score: c.Score}
-		}
-		out.Results[i] = api.SearchResult{SegmentID: res.SegmentID, MessageID: api.ID(res.MessageID),
-			ChannelID: api.ID(res.ChannelID), StartAt: usTime(res.StartAt), MessageCount: res.MessageCount,
-			Authors: res.Authors, Score: res.Score, Components: comps, Previews: apiMessages(res.Previews),
-			URL: api.JumpURL(api.ID(res.GuildID), api.ID(res.ChannelID), api.ID(res.MessageID))}
-		if out.Results[i].Authors == nil {
-			out.Results[i].Authors = []string{}
-		}
+		out.Results[i] = apiResult(res)
 	}
 	for _, id := range resp.RankedMessages {
 		out.RankedMessages = append(out.RankedMessages, api.ID(id))
 	}
 	out.TookMillis = ms(time.Since(start))
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// apiResult converts a search result to the API's form.
+func apiResult(res search.Result) api.SearchResult {
+	comps := map[string]api.Component{}
+	for k, c := range res.Components {
+		comps[k] = api.Component{Rank: c.Rank, Score: c.Score}
+	}
+	out := api.SearchResult{SegmentID: res.SegmentID, MessageID: api.ID(res.MessageID),
+		ChannelID: api.ID(res.ChannelID), StartAt: usTime(res.StartAt), MessageCount: res.MessageCount,
+		Authors: res.Authors, Score: res.Score, Components: comps, Previews: apiMessages(res.Previews),
+		URL: api.JumpURL(api.ID(res.GuildID), api.ID(res.ChannelID), api.ID(res.MessageID))}
+	if out.Authors == nil {
+		out.Authors = []string{}
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"dsearch/searchd/answer"
 	"dsearch/searchd/index"
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
@@ -44,6 +45,8 @@ type Server struct {
 	Embedding *Embedding
 	// Search answers /v1/search.
 	Search *search.Service
+	// Answer answers /v1/query.
+	Answer *answer.Service
 }
 
 // Embedding is what the server knows of the embedding side.
@@ -100,6 +103,8 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/v1/messages/{id}", s.handle(s.message))
 	r.Get("/v1/segments/{id}", s.handle(s.segment))
 	r.Get("/v1/search", s.handle(s.search))
+	r.Post("/v1/query", s.handle(s.query))
+	r.Get("/v1/aliases", s.handle(s.aliases))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))

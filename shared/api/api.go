@@ -251,3 +251,41 @@ type Component struct {
 	Rank  int     `json:"rank,omitempty"`
 	Score float64 `json:"score"`
 }
+
+// QueryRequest is the body of POST /v1/query.
+type QueryRequest struct {
+	Question string `json:"question"`
+	Authors  []ID   `json:"authors,omitempty"`
+	Channels []ID   `json:"channels,omitempty"`
+	Since    string `json:"since,omitempty"` // RFC 3339, a date, or Unix µs
+	Until    string `json:"until,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+}
+
+// QueryResponse is a grounded answer with the results it cites: [n] in
+// the answer is Results[n-1].
+type QueryResponse struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer,omitempty"`
+	// AnswerError says why there is no answer (no LLM, LLM down, nothing
+	// found); the results are still there.
+	AnswerError string         `json:"answer_error,omitempty"`
+	Plan        QueryPlan      `json:"plan"`
+	Authors     []ID           `json:"authors,omitempty"`
+	Results     []SearchResult `json:"results"`
+	TookMillis  float64        `json:"took_ms"`
+}
+
+// QueryPlan is how the question was searched.
+type QueryPlan struct {
+	Subqueries []string `json:"subqueries"`
+	Keywords   []string `json:"keywords"`
+	Source     string   `json:"source"` // llm or rules
+	Error      string   `json:"error,omitempty"`
+}
+
+// Alias is one name and the users it stands for.
+type Alias struct {
+	Name  string `json:"name"`
+	Users []ID   `json:"users"`
+}

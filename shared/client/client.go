@@ -82,6 +82,12 @@ func (c *Client) Search(ctx context.Context, q url.Values) (*api.SearchResponse,
 	return &out, c.do(ctx, "GET", "/v1/search", q, nil, &out)
 }
 
+// Query calls POST /v1/query.
+func (c *Client) Query(ctx context.Context, q *api.QueryRequest) (*api.QueryResponse, error) {
+	var out api.QueryResponse
+	return &out, c.do(ctx, "POST", "/v1/query", nil, q, &out)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
 	u := url.URL{Scheme: "http", Host: host, Path: path, RawQuery: q.Encode()}
 	var body io.Reader

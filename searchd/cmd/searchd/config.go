@@ -10,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/searchd/answer"
 	"dsearch/searchd/embed"
+	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
@@ -36,6 +39,11 @@ type Config struct {
 
 	Search   search.Config
 	Synonyms string
+
+	OllamaURL   string
+	OllamaModel string
+	UseLLM      bool
+	Aliases     string
 }
 
 // defaultORTLibrary is where `make deps` put ONNX Runtime, set at link
@@ -72,7 +80,44 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.AuthorBoost, "author-boost", c.Search.AuthorBoost, "weight up messages by a person the query names, and take the name out of the query text (0: off)")
 	fs.Float64Var(&c.Search.SegmentWeight, "segment-weight", c.Search.SegmentWeight, "pipeline: final = w·segment + (1−w)·best message")
 	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
+	fs.StringVar(&c.OllamaURL, "ollama-url", llm.DefaultURL(os.Getenv("OLLAMA_HOST")), "local Ollama server (OLLAMA_HOST)")
+	fs.StringVar(&c.OllamaModel, "ollama-model", "exaone3.5:7.8b", "Ollama model for query plans and summaries")
+	fs.BoolVar(&c.UseLLM, "llm", true, "use Ollama to plan and summarize (false: rule-based plans, results only)")
+	fs.StringVar(&c.Aliases, "aliases", "", `alias file: JSON like {"철수": ["910000000000000001"]} mapping names to user IDs`)
 	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
+}
+
+// AnswerService builds the question-answering pipeline over svc.
+func (c *Config) AnswerService(db *sqlite.DB, svc *search.Service) (*answer.Service, error) {
+	a := &answer.Service{DB: db, Search: svc, Config: answer.DefaultConfig()}
+	if c.UseLLM {
+		o, err := llm.New(c.OllamaURL, c.OllamaModel, nil)
+		if err != nil {
+			return nil, fmt.Errorf("ollama: %w", err)
+		}
+		a.LLM = o
+	}
+	if c.Aliases != "" {
+		b, err := os.ReadFile(c.Aliases)
+		if err != nil {
+			return nil, fmt.Errorf("aliases: %w", err)
+		}
+		var raw map[string][]string
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, fmt.Errorf("aliases %s: %w", c.Aliases, err)
+		}
+		a.Aliases = map[string][]int64{}
+		for name, ids := range raw {
+			for _, s := range ids {
+				id, err := strconv.ParseInt(s, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("aliases %s: %q: invalid user id %q", c.Aliases, name, s)
+				}
+				a.Aliases[strings.ToLower(name)] = append(a.Aliases[strings.ToLower(name)], id)
+			}
+		}
+	}
+	return a, nil
 }
 
 // LoadModelFor loads the configured model and checks that db holds no

@@ -11,8 +11,40 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
+
+func (m *Main) queryCmd() *ffcli.Command {
+	var cfg Config
+	return command("query", "[flags] QUESTION", "ask the running daemon a question: a cited answer and the conversations found", &cfg, nil,
+		func(ctx context.Context, args []string) error {
+			q := strings.Join(args, " ")
+			if q == "" {
+				return errors.New("query: ask a question")
+			}
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			defer cancel()
+			resp, err := client.New(cfg.SocketPath()).Query(ctx, &api.QueryRequest{Question: q, Limit: 5})
+			if err != nil {
+				return err
+			}
+			w := m.Stdout
+			fmt.Fprintf(w, "plan (%s): %q keywords %q\n", resp.Plan.Source, resp.Plan.Subqueries, resp.Plan.Keywords)
+			if resp.Answer != "" {
+				fmt.Fprintf(w, "\n%s\n\n", resp.Answer)
+			} else {
+				fmt.Fprintf(w, "(no answer: %s)\n", resp.AnswerError)
+			}
+			for i, r := range resp.Results {
+				fmt.Fprintf(w, "[%d] %s  %s  %s\n", i+1, r.StartAt.Format("2006-01-02 15:04"), strings.Join(r.Authors, ", "), r.URL)
+				for _, p := range r.Previews[:min(2, len(r.Previews))] {
+					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, strings.ReplaceAll(p.Content, "\n", " "))
+				}
+			}
+			return nil
+		})
+}
 
 func (m *Main) searchCmd() *ffcli.Command {
 	var cfg Config

@@ -73,7 +73,11 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		return err
 	}
 	log.Info("searchd listening", "socket", path, "data", cfg.Data, "version", version)
-	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb, Search: svc}
+	ans, err := cfg.AnswerService(db, svc)
+	if err != nil {
+		return err
+	}
+	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb, Search: svc, Answer: ans}
 	jobDone := make(chan struct{})
 	go func() {
 		defer close(jobDone)

@@ -1,0 +1,330 @@
+// Package answer is the outer pipeline of the blog's figure: names to
+// authors by rules, the question to a search plan by the local LLM (or by
+// rules when it fails), one search per subquery, reciprocal rank fusion,
+// and a summary that cites only what was found.
+package answer
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"dsearch/searchd/llm"
+	"dsearch/searchd/search"
+	"dsearch/searchd/sqlite"
+)
+
+// LLM completes prompts; llm.Ollama implements it.
+type LLM interface {
+	Complete(ctx context.Context, r llm.Request) (string, error)
+}
+
+// Config bounds the pipeline.
+type Config struct {
+	PlanTimeout    time.Duration // 20 s
+	SummaryTimeout time.Duration // 60 s
+	Parallel       int           // searches at once: 4
+	PerSubquery    int           // results kept per subquery before fusion: 20
+	Summarize      int           // results the summary sees: 8
+	RRFK           float64       // 60
+}
+
+// DefaultConfig is the pipeline's default.
+func DefaultConfig() Config {
+	return Config{PlanTimeout: 20 * time.Second, SummaryTimeout: 60 * time.Second, Parallel: 4,
+		PerSubquery: 20, Summarize: 8, RRFK: 60}
+}
+
+// Service answers questions. LLM may be nil: then plans come from rules
+// and there is no summary.
+type Service struct {
+	DB     *sqlite.DB
+	Search *search.Service
+	LLM    LLM
+	Config Config
+	// Aliases are user-defined names (nicknames, short forms) → user IDs,
+	// added to every name the user was seen under.
+	Aliases map[string][]int64
+}
+
+// Request is a question with the caller's filters.
+type Request struct {
+	Question string
+	Filter   sqlite.Filter
+	Limit    int
+}
+
+// Response is a grounded answer.
+type Response struct {
+	Question string
+	// Answer cites results as [n]; empty when there is none, and
+	// AnswerError says why.
+	Answer      string
+	AnswerError string
+	Plan        Plan
+	PlanSource  string // "llm" or "rules"
+	PlanError   string
+	Authors     []int64 // resolved from names in the question
+	Results     []search.Result
+	NoResults   bool
+}
+
+var (
+	mentionRE = regexp.MustCompile(`<@!?(\d+)>`)
+	idRE      = regexp.MustCompile(`\b\d{15,20}\b`)
+)
+
+// Query runs the whole pipeline. Only a bad request is an error: a dead,
+// slow or confused LLM degrades to a rule-based plan and no summary.
+func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
+	q := strings.TrimSpace(req.Question)
+	if q == "" {
+		return nil, &search.InputError{Err: fmt.Errorf("question is required")}
+	}
+	if len(q) > 1000 {
+		return nil, &search.InputError{Err: fmt.Errorf("question is over 1,000 bytes")}
+	}
+	resp := &Response{Question: q}
+	names, err := s.names(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// 1. Names and raw mentions become an author filter, by rules.
+	text, authors := resolveAuthors(q, names)
+	resp.Authors = authors
+	nameSet := map[string]bool{}
+	for n := range names {
+		nameSet[n] = true
+	}
+	// 2. Plan.
+	llmDown := false
+	if s.LLM != nil {
+		pctx, cancel := context.WithTimeout(ctx, s.Config.PlanTimeout)
+		p, err := planWithLLM(pctx, s.LLM, text, nameSet)
+		cancel()
+		if err == nil {
+			resp.Plan, resp.PlanSource = *p, "llm"
+		} else {
+			resp.PlanError = err.Error()
+			// Unreachable or out of time: do not wait for it again.
+			var ne net.Error
+			llmDown = errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
+		}
+	} else {
+		resp.PlanError = "no LLM configured"
+	}
+	if resp.PlanSource == "" {
+		resp.Plan, resp.PlanSource = *planByRules(text, s.Search.Config.Synonyms), "rules"
+	}
+	// 3. Search each subquery, 4. fuse.
+	filter := req.Filter
+	if len(authors) > 0 {
+		filter.Authors = append(slices.Clone(filter.Authors), authors...)
+	}
+	results, err := s.searchAll(ctx, resp.Plan, filter)
+	if err != nil {
+		return nil, err
+	}
+	limit := req.Limit
+	if limit <= 0 || limit > search.MaxLimit {
+		limit = search.DefaultLimit
+	}
+	resp.Results = results[:min(limit, len(results))]
+	if len(resp.Results) == 0 {
+		resp.NoResults = true
+		resp.AnswerError = "nothing relevant was found"
+		return resp, nil
+	}
+	// 5. Summarize.
+	if s.LLM == nil {
+		resp.AnswerError = "no LLM configured: results only"
+		return resp, nil
+	}
+	if llmDown {
+		resp.AnswerError = "the LLM is unreachable or too slow: results only (" + resp.PlanError + ")"
+		return resp, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
+	defer cancel()
+	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)]), Temperature: 0.3})
+	if err != nil {
+		resp.AnswerError = "the LLM did not answer: " + err.Error()
+		return resp, nil
+	}
+	resp.Answer = strings.TrimSpace(answer)
+	return resp, nil
+}
+
+// names maps every known name (lower-cased) to user IDs.
+func (s *Service) names(ctx context.Context) (map[string][]int64, error) {
+	names, err := s.DB.AuthorNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for n, ids := range s.Aliases {
+		n = strings.ToLower(n)
+		for _, id := range ids {
+			if !slices.Contains(names[n], id) {
+				names[n] = append(names[n], id)
+			}
+		}
+	}
+	return names, nil
+}
+
+// resolveAuthors takes raw mentions, IDs and known names (a Korean name
+// may carry a particle: 민수가) out of the question and returns them as
+// user IDs.
+func resolveAuthors(q string, names map[string][]int64) (string, []int64) {
+	var ids []int64
+	add := func(more ...int64) {
+		for _, id := range more {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	for _, m := range mentionRE.FindAllStringSubmatch(q, -1) {
+		if id, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			add(id)
+		}
+	}
+	q = mentionRE.ReplaceAllString(q, " ")
+	q = idRE.ReplaceAllString(q, " ")
+	var kept []string
+	for _, w := range strings.Fields(q) {
+		bare := strings.ToLower(strings.Trim(w, ".,!?;:()'\"“”’"))
+		bare = strings.TrimSuffix(bare, "'s")
+		if found := matchName(bare, names); found != nil {
+			add(found...)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	if len(kept) == 0 {
+		return q, ids
+	}
+	return strings.Join(kept, " "), ids
+}
+
+func matchName(w string, names map[string][]int64) []int64 {
+	if ids := names[w]; ids != nil {
+		return ids
+	}
+	// A particle after a Korean name: the longest name the word starts with.
+	var best string
+	for n := range names {
+		if len([]rune(n)) >= 2 && strings.HasPrefix(w, n) && len(n) > len(best) && !strings.ContainsRune(n, ' ') &&
+			len([]rune(w))-len([]rune(n)) <= 2 && hangulOnly(n) {
+			best = n
+		}
+	}
+	if best != "" {
+		return names[best]
+	}
+	return nil
+}
+
+func hangulOnly(s string) bool {
+	for _, r := range s {
+		if r < 0xAC00 || r > 0xD7A3 {
+			return false
+		}
+	}
+	return true
+}
+
+// searchAll runs the plan's subqueries in pipeline mode, a few at a time,
+// and fuses their rankings with RRF (k = 60), by segment.
+func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter) ([]search.Result, error) {
+	lists := make([][]search.Result, len(p.Subqueries))
+	errs := make([]error, len(p.Subqueries))
+	sem := make(chan struct{}, max(s.Config.Parallel, 1))
+	var wg sync.WaitGroup
+	for i, sq := range p.Subqueries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f,
+				Mode: s.mode(), Limit: s.Config.PerSubquery})
+			if err == nil {
+				lists[i] = r.Results
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	type fused struct {
+		r     search.Result
+		score float64
+	}
+	byKey := map[int64]*fused{}
+	var keys []int64
+	for _, list := range lists {
+		for rank, r := range list {
+			key := r.SegmentID
+			if key == 0 {
+				key = -r.MessageID
+			}
+			f, ok := byKey[key]
+			if !ok {
+				f = &fused{r: r}
+				byKey[key] = f
+				keys = append(keys, key)
+			}
+			f.score += 1 / (s.Config.RRFK + float64(rank+1))
+		}
+	}
+	out := make([]search.Result, 0, len(keys))
+	for _, k := range keys {
+		f := byKey[k]
+		f.r.Score = f.score
+		out = append(out, f.r)
+	}
+	slices.SortStableFunc(out, func(a, b search.Result) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
+	})
+	return out, nil
+}
+
+// mode is pipeline when embeddings are available, else lexical.
+func (s *Service) mode() search.Mode {
+	if s.Search.Embedder == nil {
+		return search.Lexical
+	}
+	return search.Pipeline
+}
+
+// summaryPrompt keeps the model to what was found (footnote 1).
+const summaryPrompt = `You answer a question about a group chat using only the numbered search results given. Rules:
+- Use only facts stated in the results. Do not invent names, dates or events that are not in them.
+- Cite the results you use by their numbers in square brackets, like [1] or [2][3].
+- If the results do not answer the question, say so in one sentence.
+- Answer briefly, in the language of the question.`
+
+func summaryInput(q string, results []search.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Question: %s\n\nResults:\n", q)
+	for i, r := range results {
+		fmt.Fprintf(&b, "[%d] %s\n", i+1, time.UnixMicro(r.StartAt).UTC().Format("2006-01-02"))
+		for _, m := range r.Previews {
+			fmt.Fprintf(&b, "  %s: %s\n", m.AuthorName, strings.ReplaceAll(m.Content, "\n", " "))
+		}
+	}
+	return b.String()
+}

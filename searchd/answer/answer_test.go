@@ -1,0 +1,239 @@
+package answer
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/llm"
+	"dsearch/searchd/search"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+)
+
+// fakeOllama speaks Ollama's /api/chat: each call takes the next scripted
+// behaviour, and every request is recorded.
+type fakeOllama struct {
+	mu       sync.Mutex
+	script   []string // "json:<content>", "text:<content>", "empty", "cut", "slow", "404"
+	requests []chatRequest
+}
+
+type chatRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Format   string `json:"format"`
+	Messages []struct {
+		Role, Content string
+	} `json:"messages"`
+	Options struct {
+		Temperature float64 `json:"temperature"`
+	} `json:"options"`
+}
+
+func (f *fakeOllama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/chat" || r.Method != "POST" {
+		http.NotFound(w, r)
+		return
+	}
+	var req chatRequest
+	b, _ := io.ReadAll(r.Body)
+	json.Unmarshal(b, &req)
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	step := "text:ok"
+	if len(f.script) > 0 {
+		step, f.script = f.script[0], f.script[1:]
+	}
+	f.mu.Unlock()
+	reply := func(content string, done bool) string {
+		b, _ := json.Marshal(map[string]any{"model": req.Model, "created_at": time.Now().Format(time.RFC3339),
+			"message": map[string]string{"role": "assistant", "content": content}, "done": done})
+		return string(b)
+	}
+	kind, content, _ := strings.Cut(step, ":")
+	switch kind {
+	case "json", "text":
+		if req.Stream { // NDJSON chunks, as Ollama streams
+			w.Write([]byte(reply(content[:len(content)/2], false) + "\n" + reply(content[len(content)/2:], false) + "\n" + reply("", true) + "\n"))
+			return
+		}
+		w.Write([]byte(reply(content, true)))
+	case "empty":
+		w.Write([]byte(reply("", true)))
+	case "cut": // the connection drops mid-answer
+		w.Write([]byte(reply("partial", true)[:20]))
+	case "slow":
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	case "404":
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":"model \"exaone3.5:7.8b\" not found, try pulling it first"}`))
+	}
+}
+
+var t0 = time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
+
+func setup(t *testing.T, f *fakeOllama) (*Service, *httptest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	msg := func(id, author int64, name string, off time.Duration, text string) searchd.Message {
+		return searchd.Message{ID: id, ChannelID: 1, CreatedAt: t0.Add(off).UnixMicro(), Content: text, Type: "Default",
+			Author: searchd.Author{ID: author, Username: name}}
+	}
+	b := &searchd.Batch{Messages: []searchd.Message{
+		msg(1, 10, "alex", 0, "I am moving to a new apartment next month"),
+		msg(2, 11, "minsu", time.Minute, "congrats on the new apartment"),
+		msg(3, 11, "minsu", 5*time.Hour, "the boiler broke, no hot water"),
+		msg(4, 10, "alex", 5*time.Hour+time.Minute, "call a plumber for the boiler"),
+	}}
+	if _, err := db.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	o, err := llm.New(srv.URL, "exaone3.5:7.8b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.PlanTimeout, cfg.SummaryTimeout = 500*time.Millisecond, 500*time.Millisecond
+	return &Service{DB: db, Search: &search.Service{DB: db, Config: search.DefaultConfig()}, LLM: o, Config: cfg}, srv
+}
+
+func ask(t *testing.T, s *Service, q string) *Response {
+	t.Helper()
+	resp, err := s.Query(context.Background(), Request{Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestGoodPlanAndSummary(t *testing.T) {
+	f := &fakeOllama{script: []string{`json:{"subqueries":["boiler broke","boiler repair"],"keywords":[]}`, "text:The boiler broke [1]."}}
+	s, _ := setup(t, f)
+	resp := ask(t, s, "what did alex say about the boiler?")
+	if resp.PlanSource != "llm" || len(resp.Plan.Subqueries) != 2 || resp.Answer != "The boiler broke [1]." || len(resp.Results) == 0 {
+		t.Fatalf("response: %+v", resp)
+	}
+	if len(resp.Authors) != 1 || resp.Authors[0] != 10 {
+		t.Errorf("authors %v: alex is user 10", resp.Authors)
+	}
+	for _, r := range resp.Results {
+		if !strings.Contains(strings.Join(r.Authors, ","), "alex") {
+			t.Errorf("a result without alex: %+v", r)
+		}
+	}
+	if len(f.requests) != 2 {
+		t.Fatalf("%d requests, want plan and summary", len(f.requests))
+	}
+	plan, sum := f.requests[0], f.requests[1]
+	if plan.Model != "exaone3.5:7.8b" || plan.Format != "json" || plan.Options.Temperature != 0 ||
+		len(plan.Messages) != 2 || plan.Messages[0].Role != "system" || !strings.Contains(plan.Messages[0].Content, "subqueries") {
+		t.Errorf("plan request: %+v", plan)
+	}
+	if strings.Contains(strings.ToLower(plan.Messages[1].Content), "alex") {
+		t.Errorf("the name went to the planner: %q", plan.Messages[1].Content)
+	}
+	if sum.Format != "" || sum.Options.Temperature != 0.3 || !strings.Contains(sum.Messages[0].Content, "Do not invent") ||
+		!strings.Contains(sum.Messages[1].Content, "[1]") || !strings.Contains(sum.Messages[1].Content, "boiler") {
+		t.Errorf("summary request: %+v", sum)
+	}
+}
+
+func TestPlanFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   []string
+		requests int    // made to the fake
+		planErr  string // in PlanError
+		answered bool
+	}{
+		{"malformed twice", []string{"text:not json", `json:{"subqueries": [`, "text:answer [1]"}, 3, "not the JSON", true},
+		{"malformed then good", []string{"text:nope", `json:{"subqueries":["boiler"],"keywords":[]}`, "text:answer [1]"}, 3, "", true},
+		{"a name in the plan", []string{`json:{"subqueries":["minsu boiler"],"keywords":[]}`, `json:{"subqueries":["minsu"],"keywords":[]}`, "text:answer [1]"}, 3, "names a person", true},
+		{"too many subqueries", []string{`json:{"subqueries":["a","b","c","d","e"],"keywords":[]}`, "empty", "text:answer [1]"}, 3, "5 subqueries", true},
+		{"empty answers", []string{"empty", "empty", "text:answer [1]"}, 3, "empty answer", true},
+		{"cut stream", []string{"cut", "cut", "text:answer [1]"}, 3, "", true},
+		{"slow", []string{"slow", "slow"}, 1, "deadline", false},
+		{"missing model", []string{"404", "404", "404"}, 3, "not found", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeOllama{script: tt.script}
+			s, _ := setup(t, f)
+			start := time.Now()
+			resp := ask(t, s, "the boiler broke")
+			if tt.planErr != "" && !strings.Contains(resp.PlanError, tt.planErr) {
+				t.Errorf("plan error %q, want %q", resp.PlanError, tt.planErr)
+			}
+			if tt.planErr != "" && (resp.PlanSource != "rules" || resp.Plan.Subqueries[0] != "the boiler broke") {
+				t.Errorf("no rule-based fallback: %+v", resp.Plan)
+			}
+			if len(resp.Results) == 0 {
+				t.Error("no results")
+			}
+			if got := len(f.requests); got != tt.requests {
+				t.Errorf("%d requests to Ollama, want %d", got, tt.requests)
+			}
+			if (resp.Answer != "") != tt.answered || (resp.Answer == "" && resp.AnswerError == "") {
+				t.Errorf("answer %q (%s)", resp.Answer, resp.AnswerError)
+			}
+			if time.Since(start) > 3*time.Second {
+				t.Errorf("took %s: the LLM's budget was not kept", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestOllamaDown(t *testing.T) {
+	f := &fakeOllama{}
+	s, srv := setup(t, f)
+	srv.Close() // connection refused
+	resp := ask(t, s, "who is moving?")
+	if resp.PlanSource != "rules" || resp.Answer != "" || !strings.Contains(resp.AnswerError, "unreachable") || len(resp.Results) == 0 {
+		t.Errorf("response: %+v", resp)
+	}
+	s.LLM = nil
+	if resp := ask(t, s, "who is moving?"); resp.PlanSource != "rules" || !strings.Contains(resp.AnswerError, "no LLM") {
+		t.Errorf("without LLM: %+v", resp)
+	}
+	if resp := ask(t, s, "quantum chromodynamics"); !resp.NoResults || resp.Answer != "" {
+		t.Errorf("nothing found: %+v", resp)
+	}
+	if _, err := s.Query(context.Background(), Request{Question: "  "}); err == nil {
+		t.Error("empty question accepted")
+	}
+}
+
+func TestRulePlanAndNames(t *testing.T) {
+	p := planByRules(`find "Death Stranding" talk with Claude and the iPhone`, map[string][]string{"boiler": nil})
+	want := []string{"Death Stranding", "Claude", "iPhone"}
+	if strings.Join(p.Keywords, "|") != strings.Join(want, "|") {
+		t.Errorf("keywords %q, want %q", p.Keywords, want)
+	}
+	if p := planByRules("클코로 리포트 고친 얘기 claude", nil); len(p.Keywords) != 1 || p.Keywords[0] != "claude" {
+		t.Errorf("Korean question: %q", p.Keywords)
+	}
+	names := map[string][]int64{"민수": {1}, "alex": {2}}
+	text, ids := resolveAuthors("민수가 <@3> 한테 말한 거 Alex's 123456789012345678", names)
+	if text != "한테 말한 거" || len(ids) != 3 {
+		t.Errorf("resolveAuthors = %q, %v", text, ids)
+	}
+}

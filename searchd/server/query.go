@@ -1,0 +1,98 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"dsearch/searchd/answer"
+	"dsearch/searchd/search"
+	"dsearch/shared/api"
+)
+
+func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
+	if s.Answer == nil {
+		return errorf(http.StatusServiceUnavailable, "question answering is not available")
+	}
+	var in api.QueryRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	req := answer.Request{Question: in.Question, Limit: in.Limit}
+	if len(in.Authors) > search.MaxFilterIDs || len(in.Channels) > search.MaxFilterIDs {
+		return errorf(http.StatusBadRequest, "at most %d values per filter", search.MaxFilterIDs)
+	}
+	for _, a := range in.Authors {
+		req.Filter.Authors = append(req.Filter.Authors, int64(a))
+	}
+	for _, c := range in.Channels {
+		req.Filter.Channels = append(req.Filter.Channels, int64(c))
+	}
+	var err error
+	if req.Filter.Since, err = parseTime(in.Since); err != nil {
+		return errorf(http.StatusBadRequest, "since: %v", err)
+	}
+	if req.Filter.Until, err = parseTime(in.Until); err != nil {
+		return errorf(http.StatusBadRequest, "until: %v", err)
+	}
+	if in.Limit < 0 || in.Limit > search.MaxLimit {
+		return errorf(http.StatusBadRequest, "limit must be from 1 to %d", search.MaxLimit)
+	}
+	start := time.Now()
+	resp, err := s.Answer.Query(r.Context(), req)
+	var ie *search.InputError
+	switch {
+	case errors.As(err, &ie):
+		return errorf(http.StatusBadRequest, "%v", ie)
+	case err != nil:
+		return err
+	}
+	out := api.QueryResponse{Question: resp.Question, Answer: resp.Answer, AnswerError: resp.AnswerError,
+		Plan:    api.QueryPlan{Subqueries: resp.Plan.Subqueries, Keywords: resp.Plan.Keywords, Source: resp.PlanSource, Error: resp.PlanError},
+		Results: make([]api.SearchResult, len(resp.Results))}
+	if out.Plan.Keywords == nil {
+		out.Plan.Keywords = []string{}
+	}
+	for _, a := range resp.Authors {
+		out.Authors = append(out.Authors, api.ID(a))
+	}
+	for i, res := range resp.Results {
+		out.Results[i] = apiResult(res)
+	}
+	out.TookMillis = ms(time.Since(start))
+	s.Log.Info("question answered", "plan", resp.PlanSource, "results", len(resp.Results), "answered", resp.Answer != "", "took_ms", out.TookMillis)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) aliases(w http.ResponseWriter, r *http.Request) error {
+	names, err := s.DB.AuthorNames(r.Context())
+	if err != nil {
+		return err
+	}
+	if s.Answer != nil {
+		for n, ids := range s.Answer.Aliases {
+			names[n] = append(names[n], ids...)
+		}
+	}
+	out := make([]api.Alias, 0, len(names))
+	for n, ids := range names {
+		a := api.Alias{Name: n}
+		for _, id := range ids {
+			if !slices.Contains(a.Users, api.ID(id)) {
+				a.Users = append(a.Users, api.ID(id))
+			}
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b api.Alias) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return writeJSON(w, http.StatusOK, out)
+}
