@@ -31,6 +31,7 @@ export DSEARCH_ORT_LIBRARY := $(ORT_LIB_DIR)
 LDFLAGS += -X main.defaultORTLibrary=$(ORT_LIB_DIR)
 endif
 MODEL := $(CURDIR)/$(BUILD)/model
+OLLAMA ?= $(or $(OLLAMA_HOST),http://127.0.0.1:11434)
 
 .PHONY: all build test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model
 
@@ -87,7 +88,7 @@ demo-run: build run-dir
 	$(BIN)/searchd segment --data $(DEMO_DATA) 4
 	$(BIN)/searchd embed --data $(DEMO_DATA) --model $(MODEL)
 	@echo '--- searchd serve on $(SOCKET)'
-	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL) & pid=$$!; \
+	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL) --ollama-url $(OLLAMA) --plan-timeout 5s & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 50); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
 	$(BIN)/searchd status --socket $(SOCKET); \
@@ -102,6 +103,9 @@ demo-run: build run-dir
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --mode hybrid '보일러 고장'; \
 	echo '--- searchd search --keywords steam "game on sale"'; \
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --keywords steam 'game on sale'; \
+	echo '--- searchd query (results only unless an Ollama answers on $(OLLAMA))'; \
+	$(BIN)/searchd query --socket $(SOCKET) '민수가 이사 간다고 한 게 언제였지?'; \
+	$(BIN)/searchd query --socket $(SOCKET) 'what did Alex say about Death Stranding?'; \
 	kill -INT $$pid; wait $$pid; trap - EXIT; \
 	[ ! -e $(SOCKET) ] && echo '--- searchd stopped cleanly; socket removed'
 

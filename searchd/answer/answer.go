@@ -57,9 +57,10 @@ type Service struct {
 
 // Request is a question with the caller's filters.
 type Request struct {
-	Question string
-	Filter   sqlite.Filter
-	Limit    int
+	Question       string
+	Filter         sqlite.Filter
+	Limit          int
+	RankedMessages bool
 }
 
 // Response is a grounded answer.
@@ -75,6 +76,9 @@ type Response struct {
 	Authors     []int64 // resolved from names in the question
 	Results     []search.Result
 	NoResults   bool
+	// RankedMessages fuses the subqueries' ranked messages (RRF), when
+	// the request asks for them (evaluation).
+	RankedMessages []int64
 }
 
 var (
@@ -129,10 +133,11 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if len(authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), authors...)
 	}
-	results, err := s.searchAll(ctx, resp.Plan, filter)
+	results, ranked, err := s.searchAll(ctx, resp.Plan, filter, req.RankedMessages)
 	if err != nil {
 		return nil, err
 	}
+	resp.RankedMessages = ranked
 	limit := req.Limit
 	if limit <= 0 || limit > search.MaxLimit {
 		limit = search.DefaultLimit
@@ -244,8 +249,9 @@ func hangulOnly(s string) bool {
 
 // searchAll runs the plan's subqueries in pipeline mode, a few at a time,
 // and fuses their rankings with RRF (k = 60), by segment.
-func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter) ([]search.Result, error) {
+func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter, ranked bool) ([]search.Result, []int64, error) {
 	lists := make([][]search.Result, len(p.Subqueries))
+	msgLists := make([][]int64, len(p.Subqueries))
 	errs := make([]error, len(p.Subqueries))
 	sem := make(chan struct{}, max(s.Config.Parallel, 1))
 	var wg sync.WaitGroup
@@ -256,9 +262,9 @@ func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter) ([]sea
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f,
-				Mode: s.mode(), Limit: s.Config.PerSubquery})
+				Mode: s.mode(), Limit: s.Config.PerSubquery, RankedMessages: ranked})
 			if err == nil {
-				lists[i] = r.Results
+				lists[i], msgLists[i] = r.Results, r.RankedMessages
 			}
 			errs[i] = err
 		}()
@@ -266,7 +272,7 @@ func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter) ([]sea
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	type fused struct {
@@ -299,7 +305,23 @@ func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter) ([]sea
 	slices.SortStableFunc(out, func(a, b search.Result) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
 	})
-	return out, nil
+	return out, fuseIDs(msgLists, s.Config.RRFK), nil
+}
+
+// fuseIDs fuses ranked ID lists by reciprocal rank, ties by ID.
+func fuseIDs(lists [][]int64, k float64) []int64 {
+	score := map[int64]float64{}
+	var ids []int64
+	for _, l := range lists {
+		for rank, id := range l {
+			if _, ok := score[id]; !ok {
+				ids = append(ids, id)
+			}
+			score[id] += 1 / (k + float64(rank+1))
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b int64) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
+	return ids
 }
 
 // mode is pipeline when embeddings are available, else lexical.

@@ -44,6 +44,7 @@ type Config struct {
 	OllamaModel string
 	UseLLM      bool
 	Aliases     string
+	Answer      answer.Config
 }
 
 // defaultORTLibrary is where `make deps` put ONNX Runtime, set at link
@@ -83,13 +84,16 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.OllamaURL, "ollama-url", llm.DefaultURL(os.Getenv("OLLAMA_HOST")), "local Ollama server (OLLAMA_HOST)")
 	fs.StringVar(&c.OllamaModel, "ollama-model", "exaone3.5:7.8b", "Ollama model for query plans and summaries")
 	fs.BoolVar(&c.UseLLM, "llm", true, "use Ollama to plan and summarize (false: rule-based plans, results only)")
+	c.Answer = answer.DefaultConfig()
+	fs.DurationVar(&c.Answer.PlanTimeout, "plan-timeout", c.Answer.PlanTimeout, "how long a query plan may take before rules plan instead")
+	fs.DurationVar(&c.Answer.SummaryTimeout, "summary-timeout", c.Answer.SummaryTimeout, "how long a summary may take before results come alone")
 	fs.StringVar(&c.Aliases, "aliases", "", `alias file: JSON like {"철수": ["910000000000000001"]} mapping names to user IDs`)
 	fs.String("config", defaultConfigFile(), "config file: one 'flag value' per line")
 }
 
 // AnswerService builds the question-answering pipeline over svc.
 func (c *Config) AnswerService(db *sqlite.DB, svc *search.Service) (*answer.Service, error) {
-	a := &answer.Service{DB: db, Search: svc, Config: answer.DefaultConfig()}
+	a := &answer.Service{DB: db, Search: svc, Config: c.Answer}
 	if c.UseLLM {
 		o, err := llm.New(c.OllamaURL, c.OllamaModel, nil)
 		if err != nil {

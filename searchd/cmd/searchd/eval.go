@@ -16,6 +16,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/searchd/answer"
 	"dsearch/searchd/index"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
@@ -29,7 +30,7 @@ func (m *Main) evalCmd() *ffcli.Command {
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&export, "export", "", "DiscordChatExporter export file or directory")
 			fs.StringVar(&queries, "queries", "", `JSON lines: {"id", "query", "channel_id", "relevant": [message ids], "category"}`)
-			fs.StringVar(&mode, "mode", "", "one mode (pipeline, semantic, lexical, hybrid); default: all")
+			fs.StringVar(&mode, "mode", "", "one mode (pipeline, semantic, lexical, hybrid, or query: the whole question pipeline); default: all")
 			fs.StringVar(&dump, "dump", "", `write {"id", "mode", "ranked": [message ids]} lines here`)
 		},
 		func(ctx context.Context, _ []string) error {
@@ -77,11 +78,14 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 	if err != nil {
 		return err
 	}
-	modes := []search.Mode{search.Lexical, search.Semantic, search.Hybrid, search.Pipeline}
+	modes := []search.Mode{search.Lexical, search.Semantic, search.Hybrid, search.Pipeline, queryMode}
 	if only != "" {
-		md, err := search.ParseMode(only)
-		if err != nil {
-			return err
+		md := queryMode
+		if only != string(queryMode) {
+			var err error
+			if md, err = search.ParseMode(only); err != nil {
+				return err
+			}
 		}
 		modes = []search.Mode{md}
 	}
@@ -128,8 +132,15 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		defer dumpw.Flush()
 	}
 	fmt.Fprintf(m.Stdout, "%d queries over %s\n", len(qs), export)
+	ans, err := cfg.AnswerService(db, svc)
+	if err != nil {
+		return err
+	}
+	if ans.LLM != nil {
+		fmt.Fprintf(m.Stderr, "mode query plans with %s at %s (falls back to rules when it cannot)\n", cfg.OllamaModel, cfg.OllamaURL)
+	}
 	for _, md := range modes {
-		scores, err := evalMode(ctx, svc, md, qs, dumpw)
+		scores, err := evalMode(ctx, svc, ans, md, qs, dumpw)
 		if err != nil {
 			return fmt.Errorf("mode %s: %w", md, err)
 		}
@@ -182,17 +193,31 @@ func (s *evalScores) add(cat string, recall []float64, rr float64) {
 	}
 }
 
-func evalMode(ctx context.Context, svc *search.Service, md search.Mode, qs []evalQuery, dump *bufio.Writer) (*evalScores, error) {
+// queryMode evaluates the whole question pipeline (POST /v1/query):
+// names to authors, the LLM's plan (or the rules'), fused subqueries.
+const queryMode search.Mode = "query"
+
+func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md search.Mode, qs []evalQuery, dump *bufio.Writer) (*evalScores, error) {
 	scores := &evalScores{n: map[string]int{}, recall: map[string][]float64{}, rr: map[string]float64{}}
 	for _, q := range qs {
 		ch, err := strconv.ParseInt(q.ChannelID, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: channel_id: %w", q.ID, err)
 		}
-		resp, err := svc.Search(ctx, search.Request{Query: q.Query, Mode: md, Limit: search.MaxLimit,
-			Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q.ID, err)
+		var rankedIDs []int64
+		if md == queryMode {
+			resp, err := ans.Query(ctx, answer.Request{Question: q.Query, Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
+			if err != nil {
+				return nil, fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			rankedIDs = resp.RankedMessages
+		} else {
+			resp, err := svc.Search(ctx, search.Request{Query: q.Query, Mode: md, Limit: search.MaxLimit,
+				Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
+			if err != nil {
+				return nil, fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			rankedIDs = resp.RankedMessages
 		}
 		relevant := map[string]bool{}
 		for _, id := range q.Relevant {
@@ -200,8 +225,8 @@ func evalMode(ctx context.Context, svc *search.Service, md search.Mode, qs []eva
 		}
 		recall := make([]float64, len(evalKs))
 		var rr float64
-		ranked := make([]string, len(resp.RankedMessages))
-		for i, id := range resp.RankedMessages {
+		ranked := make([]string, len(rankedIDs))
+		for i, id := range rankedIDs {
 			ranked[i] = strconv.FormatInt(id, 10)
 		}
 		for i, k := range evalKs {

@@ -247,11 +247,11 @@ func TestEvalCommands(t *testing.T) {
 	embedtest.Write(model, embedtest.Options{})
 	dump := filepath.Join(dir, "dump.jsonl")
 	out, err := run(t, "eval", "retrieval", "--export", filepath.Dir(paths[0]), "--queries", queries,
-		"--model", model, "--embed-backend", "go", "--dump", dump)
+		"--model", model, "--embed-backend", "go", "--dump", dump, "--llm=false")
 	if err != nil {
 		t.Fatalf("eval retrieval: %v\n%s", err, out)
 	}
-	for _, mode := range []string{"lexical", "semantic", "hybrid", "pipeline"} {
+	for _, mode := range []string{"lexical", "semantic", "hybrid", "pipeline", "query"} {
 		if !strings.Contains(out, "mode "+mode) {
 			t.Errorf("no %s table:\n%s", mode, out)
 		}
@@ -261,7 +261,7 @@ func TestEvalCommands(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 	d, _ := os.ReadFile(dump)
-	if n := strings.Count(string(d), `"ranked"`); n != 4 {
+	if n := strings.Count(string(d), `"ranked"`); n != 5 {
 		t.Errorf("dump has %d lines, want one per mode", n)
 	}
 
