@@ -81,6 +81,8 @@ type Response struct {
 	RankedMessages []int64
 }
 
+func inputErr(msg string) error { return &search.InputError{Err: errors.New(msg)} }
+
 var (
 	mentionRE = regexp.MustCompile(`<@!?(\d+)>`)
 	idRE      = regexp.MustCompile(`\b\d{15,20}\b`)
@@ -91,10 +93,10 @@ var (
 func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	q := strings.TrimSpace(req.Question)
 	if q == "" {
-		return nil, &search.InputError{Err: fmt.Errorf("question is required")}
+		return nil, inputErr("question is required")
 	}
 	if len(q) > 1000 {
-		return nil, &search.InputError{Err: fmt.Errorf("question is over 1,000 bytes")}
+		return nil, inputErr("question is over 1,000 bytes")
 	}
 	resp := &Response{Question: q}
 	names, err := s.names(ctx)

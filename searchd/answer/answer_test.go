@@ -237,3 +237,42 @@ func TestRulePlanAndNames(t *testing.T) {
 		t.Errorf("resolveAuthors = %q, %v", text, ids)
 	}
 }
+
+func TestCatchup(t *testing.T) {
+	f := &fakeOllama{script: []string{
+		`json:{"summary":"the boiler broke","keywords":["boiler","plumber"]}`,
+		`json:{"summary":"alex is moving","keywords":["apartment"]}`,
+	}}
+	s, _ := setup(t, f)
+	ctx := context.Background()
+	resp, err := s.Catchup(ctx, CatchupRequest{Channel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Conversations) != 2 || resp.Conversations[0].Summary != "the boiler broke" ||
+		resp.Conversations[1].Summary != "alex is moving" || resp.Conversations[0].Cached {
+		t.Fatalf("catchup: %+v", resp)
+	}
+	if r := f.requests[0]; r.Format != "json" || !strings.Contains(r.Messages[1].Content, "boiler") {
+		t.Errorf("summary request: %+v", r)
+	}
+	// Again: from the cache, without asking the LLM.
+	again, err := s.Catchup(ctx, CatchupRequest{Channel: 1})
+	if err != nil || !again.Conversations[0].Cached || len(f.requests) != 2 {
+		t.Errorf("second call: %+v, %d requests", again, len(f.requests))
+	}
+	// An edit makes the summary stale.
+	edit := searchd.Message{ID: 3, ChannelID: 1, CreatedAt: t0.Add(5 * time.Hour).UnixMicro(), EditedAt: t0.Add(6 * time.Hour).UnixMicro(),
+		Content: "the boiler is fixed", Type: "Default", Author: searchd.Author{ID: 11, Username: "minsu"}}
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{edit}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.script = []string{"404"}
+	third, err := s.Catchup(ctx, CatchupRequest{Channel: 1, Since: t0.Add(4 * time.Hour).UnixMicro()})
+	if err != nil || len(third.Conversations) != 1 || third.Conversations[0].Summary != "" || !strings.Contains(third.SummaryError, "not found") {
+		t.Errorf("after an edit, LLM missing: %+v, %v", third, err)
+	}
+	if _, err := s.Catchup(ctx, CatchupRequest{}); err == nil {
+		t.Error("catch-up without a channel accepted")
+	}
+}

@@ -65,6 +65,41 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
+func (s *Server) catchup(w http.ResponseWriter, r *http.Request) error {
+	if s.Answer == nil {
+		return errorf(http.StatusServiceUnavailable, "catch-up is not available")
+	}
+	var in api.CatchupRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	req := answer.CatchupRequest{Channel: int64(in.Channel), Limit: in.Limit}
+	var err error
+	if req.Since, err = parseTime(in.Since); err != nil {
+		return errorf(http.StatusBadRequest, "since: %v", err)
+	}
+	if req.Until, err = parseTime(in.Until); err != nil {
+		return errorf(http.StatusBadRequest, "until: %v", err)
+	}
+	resp, err := s.Answer.Catchup(r.Context(), req)
+	var ie *search.InputError
+	switch {
+	case errors.As(err, &ie):
+		return errorf(http.StatusBadRequest, "%v", ie)
+	case err != nil:
+		return err
+	}
+	out := api.CatchupResponse{SummaryError: resp.SummaryError, Conversations: []api.Conversation{}}
+	for _, c := range resp.Conversations {
+		sg := c.Segment
+		out.Conversations = append(out.Conversations, api.Conversation{SegmentID: sg.ID, StartAt: usTime(sg.StartAt),
+			EndAt: usTime(sg.EndAt), MessageCount: sg.MessageCount, Summary: c.Summary, Keywords: c.Keywords,
+			Cached: c.Cached, Preview: apiMessages(c.Messages),
+			URL: api.JumpURL(api.ID(sg.GuildID), api.ID(sg.ChannelID), api.ID(sg.StartMessageID))})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) aliases(w http.ResponseWriter, r *http.Request) error {
 	names, err := s.DB.AuthorNames(r.Context())
 	if err != nil {

@@ -105,6 +105,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/v1/search", s.handle(s.search))
 	r.Post("/v1/query", s.handle(s.query))
 	r.Get("/v1/aliases", s.handle(s.aliases))
+	r.Post("/v1/catchup", s.handle(s.catchup))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))

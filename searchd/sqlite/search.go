@@ -2,6 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,4 +250,67 @@ func (db *DB) AuthorNames(ctx context.Context) (map[string][]int64, error) {
 		}
 	}
 	return out, rows.Err()
+}
+
+// SegmentsInRange returns up to limit segments of a channel that have a
+// message in [since, until] (0: unbounded), newest first.
+func (db *DB) SegmentsInRange(ctx context.Context, channel, since, until int64, limit int) ([]SegmentInfo, error) {
+	if until == 0 {
+		until = math.MaxInt64
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.channel_id, COALESCE(c.guild_id, 0), s.start_message_id,
+		s.start_at, s.end_at, s.message_count FROM segments s JOIN channels c ON c.id = s.channel_id
+		WHERE s.channel_id = ? AND s.end_at >= ? AND s.start_at <= ?
+		ORDER BY s.end_at DESC, s.id DESC LIMIT ?`, channel, since, until, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SegmentInfo
+	for rows.Next() {
+		var s SegmentInfo
+		if err := rows.Scan(&s.ID, &s.ChannelID, &s.GuildID, &s.StartMessageID, &s.StartAt, &s.EndAt, &s.MessageCount); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Summary is a cached one-line summary of a segment.
+type Summary struct {
+	Text     string
+	Keywords []string
+}
+
+// CachedSummary returns the summary of a segment made by model at its
+// current revision, or nil.
+func (db *DB) CachedSummary(ctx context.Context, segment int64, model string) (*Summary, error) {
+	var s Summary
+	var kw string
+	err := db.db.QueryRowContext(ctx, `SELECT ss.summary, ss.keywords FROM segment_summaries ss
+		JOIN segments s ON s.id = ss.segment_id AND s.revision = ss.revision
+		WHERE ss.segment_id = ? AND ss.model = ?`, segment, model).Scan(&s.Text, &kw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &s, json.Unmarshal([]byte(kw), &s.Keywords)
+}
+
+// SaveSummary caches a segment's summary at its current revision.
+func (db *DB) SaveSummary(ctx context.Context, segment int64, model string, s Summary) error {
+	kw, err := json.Marshal(s.Keywords)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO segment_summaries (segment_id, revision, model, summary, keywords)
+			SELECT id, revision, ?, ?, ? FROM segments WHERE id = ?
+			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, model = excluded.model,
+				summary = excluded.summary, keywords = excluded.keywords`, model, s.Text, string(kw), segment)
+		return err
+	})
 }

@@ -289,3 +289,31 @@ type Alias struct {
 	Name  string `json:"name"`
 	Users []ID   `json:"users"`
 }
+
+// CatchupRequest is the body of POST /v1/catchup.
+type CatchupRequest struct {
+	Channel ID     `json:"channel"`
+	Since   string `json:"since,omitempty"` // RFC 3339, a date, or Unix µs
+	Until   string `json:"until,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+}
+
+// CatchupResponse lists a channel's conversations, newest first.
+type CatchupResponse struct {
+	Conversations []Conversation `json:"conversations"`
+	SummaryError  string         `json:"summary_error,omitempty"`
+}
+
+// Conversation is a segment with a one-line summary (empty when the LLM
+// could not give one) and a link to its first message.
+type Conversation struct {
+	SegmentID    int64     `json:"segment_id"`
+	StartAt      time.Time `json:"start_at"`
+	EndAt        time.Time `json:"end_at"`
+	MessageCount int       `json:"message_count"`
+	Summary      string    `json:"summary,omitempty"`
+	Keywords     []string  `json:"keywords,omitempty"`
+	Cached       bool      `json:"cached,omitempty"`
+	Preview      []Message `json:"preview"`
+	URL          string    `json:"url"`
+}

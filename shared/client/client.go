@@ -88,6 +88,12 @@ func (c *Client) Query(ctx context.Context, q *api.QueryRequest) (*api.QueryResp
 	return &out, c.do(ctx, "POST", "/v1/query", nil, q, &out)
 }
 
+// Catchup calls POST /v1/catchup.
+func (c *Client) Catchup(ctx context.Context, q *api.CatchupRequest) (*api.CatchupResponse, error) {
+	var out api.CatchupResponse
+	return &out, c.do(ctx, "POST", "/v1/catchup", nil, q, &out)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
 	u := url.URL{Scheme: "http", Host: host, Path: path, RawQuery: q.Encode()}
 	var body io.Reader

@@ -60,7 +60,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 			"environment, which overrides the config file.",
 		Subcommands: []*ffcli.Command{
 			m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
-			m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.evalCmd(),
+			m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(),
 		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },
 	}

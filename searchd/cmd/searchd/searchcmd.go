@@ -46,6 +46,39 @@ func (m *Main) queryCmd() *ffcli.Command {
 		})
 }
 
+func (m *Main) catchupCmd() *ffcli.Command {
+	var cfg Config
+	var channel, since string
+	return command("catchup", "--channel ID [--since TIME]", "the conversations of a channel since a time, a line each", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&channel, "channel", "", "channel ID (required)")
+			fs.StringVar(&since, "since", "", "earliest time (RFC 3339, date, or Unix µs)")
+		},
+		func(ctx context.Context, _ []string) error {
+			id, err := api.ParseID(channel)
+			if err != nil {
+				return fmt.Errorf("catchup: --channel: %w", err)
+			}
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			defer cancel()
+			resp, err := client.New(cfg.SocketPath()).Catchup(ctx, &api.CatchupRequest{Channel: id, Since: since})
+			if err != nil {
+				return err
+			}
+			for _, c := range resp.Conversations {
+				line := c.Summary
+				if line == "" && len(c.Preview) > 0 {
+					line = "(" + c.Preview[0].Content + ")"
+				}
+				fmt.Fprintf(m.Stdout, "%s  %3d messages  %s  %s\n", c.StartAt.Format("2006-01-02 15:04"), c.MessageCount, line, c.URL)
+			}
+			if resp.SummaryError != "" {
+				fmt.Fprintf(m.Stdout, "(no summaries: %s)\n", resp.SummaryError)
+			}
+			return nil
+		})
+}
+
 func (m *Main) searchCmd() *ffcli.Command {
 	var cfg Config
 	var mode, keywords, author, channel, since, until, cursor string

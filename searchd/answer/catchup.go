@@ -1,0 +1,124 @@
+package answer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"dsearch/searchd/llm"
+	"dsearch/searchd/sqlite"
+)
+
+// CatchupRequest asks what was talked about in a channel since a time.
+type CatchupRequest struct {
+	Channel      int64
+	Since, Until int64 // µs; 0: unbounded
+	Limit        int
+}
+
+// Conversation is one segment in a catch-up: what it was about, in a
+// line, when the LLM could say.
+type Conversation struct {
+	Segment  sqlite.SegmentInfo
+	Summary  string
+	Keywords []string
+	Cached   bool
+	Messages []sqlite.StoredMessage // the first few, for a preview
+}
+
+// CatchupResponse lists conversations newest first.
+type CatchupResponse struct {
+	Conversations []Conversation
+	// SummaryError says why some conversations have no summary.
+	SummaryError string
+}
+
+const catchupPrompt = `You summarize one conversation from a group chat for someone catching up. Output exactly one JSON object and nothing else:
+{"summary": "<one short line saying what the conversation was about>", "keywords": ["<up to 5 distinctive words from it>"]}
+Use only what the messages say. Write in the language the messages are written in. Leave out people's names.`
+
+// Catchup lists a channel's conversations in a time range with a one-line
+// summary each, cached per segment revision so a second call is instant.
+// When the LLM fails, the rest come without summaries, at once.
+func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResponse, error) {
+	if req.Channel == 0 {
+		return nil, inputErr("channel is required")
+	}
+	if req.Limit <= 0 || req.Limit > 50 {
+		req.Limit = 20
+	}
+	segs, err := s.DB.SegmentsInRange(ctx, req.Channel, req.Since, req.Until, req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(segs))
+	for i, sg := range segs {
+		ids[i] = sg.ID
+	}
+	msgs, err := s.DB.SegmentMessages(ctx, ids, 40)
+	if err != nil {
+		return nil, err
+	}
+	resp := &CatchupResponse{}
+	model := ""
+	if o, ok := s.LLM.(*llm.Ollama); ok {
+		model = o.Model
+	} else if s.LLM != nil {
+		model = "llm"
+	}
+	llmOK := s.LLM != nil
+	if !llmOK {
+		resp.SummaryError = "no LLM configured"
+	}
+	for _, sg := range segs {
+		c := Conversation{Segment: sg, Messages: msgs[sg.ID][:min(3, len(msgs[sg.ID]))]}
+		if llmOK {
+			cached, err := s.DB.CachedSummary(ctx, sg.ID, model)
+			if err != nil {
+				return nil, err
+			}
+			if cached != nil {
+				c.Summary, c.Keywords, c.Cached = cached.Text, cached.Keywords, true
+			} else if sum, err := s.summarizeSegment(ctx, msgs[sg.ID]); err != nil {
+				llmOK = false
+				resp.SummaryError = "the LLM did not summarize: " + err.Error()
+			} else {
+				c.Summary, c.Keywords = sum.Text, sum.Keywords
+				if err := s.DB.SaveSummary(ctx, sg.ID, model, *sum); err != nil {
+					return nil, err
+				}
+			}
+		}
+		resp.Conversations = append(resp.Conversations, c)
+	}
+	return resp, nil
+}
+
+func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessage) (*sqlite.Summary, error) {
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(m.Content, "\n", " "))
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
+	defer cancel()
+	out, err := s.LLM.Complete(ctx, llm.Request{System: catchupPrompt, Prompt: b.String(), Temperature: 0.3, JSON: true})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Summary  string   `json:"summary"`
+		Keywords []string `json:"keywords"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.TrimSpace(r.Summary) == "" {
+		return nil, fmt.Errorf("summary is not the JSON asked for: %.80q", out)
+	}
+	if utf8.RuneCountInString(r.Summary) > 200 {
+		r.Summary = string([]rune(r.Summary)[:200])
+	}
+	if len(r.Keywords) > 5 {
+		r.Keywords = r.Keywords[:5]
+	}
+	return &sqlite.Summary{Text: strings.TrimSpace(r.Summary), Keywords: r.Keywords}, nil
+}
