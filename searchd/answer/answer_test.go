@@ -210,6 +210,9 @@ func TestOllamaDown(t *testing.T) {
 	if resp.PlanSource != "rules" || resp.Answer != "" || !strings.Contains(resp.AnswerError, "unreachable") || len(resp.Results) == 0 {
 		t.Errorf("response: %+v", resp)
 	}
+	if strings.Count(resp.PlanError, "connection refused") != 1 {
+		t.Errorf("an unreachable Ollama was asked again: %s", resp.PlanError)
+	}
 	s.LLM = nil
 	if resp := ask(t, s, "who is moving?"); resp.PlanSource != "rules" || !strings.Contains(resp.AnswerError, "no LLM") {
 		t.Errorf("without LLM: %+v", resp)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"unicode"
@@ -90,8 +91,9 @@ func planWithLLM(ctx context.Context, model LLM, question string, names map[stri
 	for try := 0; try < 2; try++ {
 		out, err := model.Complete(ctx, llm.Request{System: planPrompt, Prompt: "Question: " + question + "\nOutput:", Temperature: 0, JSON: true})
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
+			var ne net.Error
+			if ctx.Err() != nil || errors.As(err, &ne) {
+				return nil, errors.Join(append(errs, err)...) // out of time, or unreachable: no retry
 			}
 			errs = append(errs, err)
 			continue
