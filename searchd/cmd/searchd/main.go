@@ -61,6 +61,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		Subcommands: []*ffcli.Command{
 			m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
 			m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(),
+			m.backupCmd(), m.forgetCmd(), m.doctorCmd(),
 		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },
 	}

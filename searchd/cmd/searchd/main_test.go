@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,5 +279,48 @@ func TestEvalCommands(t *testing.T) {
 	}
 	if _, err := run(t, "eval", "retrieval", "--export", dir); err == nil {
 		t.Error("missing --queries accepted")
+	}
+}
+
+func TestDoctorBackupForget(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	// A dead Ollama: a closed port on loopback.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	os.Chmod(data, 0o755)
+	out, err := run(t, "doctor", "--data", data, "--model", filepath.Join(dir, "nomodel"), "--embed-backend", "go",
+		"--ollama-url", dead, "--socket", filepath.Join(dir, "run", "s.sock"))
+	if err == nil {
+		t.Error("doctor passed a broken set-up")
+	}
+	for _, want := range []string{"fix: chmod 700", "searchd model init", "not reachable", "ollama serve"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	os.Chmod(data, 0o700)
+
+	backup := filepath.Join(dir, "backup.db")
+	if out, err := run(t, "backup", "--data", data, backup); err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("backup file: %v, %v", fi, err)
+	}
+	out, err = run(t, "forget", "--data", data, "--author", "910000000000000003")
+	if err != nil || !strings.Contains(out, "forgot ") || strings.Contains(out, "forgot 0 ") {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	if _, err := run(t, "forget", "--data", data); err == nil {
+		t.Error("forget with no selection accepted")
 	}
 }

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+	"golang.org/x/sys/unix"
+
+	"dsearch/searchd/embed"
+	"dsearch/searchd/socket"
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
+)
+
+func (m *Main) backupCmd() *ffcli.Command {
+	var cfg Config
+	return command("backup", "PATH", "write a consistent copy of the database to a new file, while searchd runs", &cfg, nil,
+		func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return errors.New("backup: give the new file's path")
+			}
+			db, err := cfg.OpenDB(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := db.Backup(ctx, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "backed up to %s (restore: stop searchd, copy it to %s)\n", args[0], filepath.Join(cfg.Data, sqlite.FileName))
+			return nil
+		})
+}
+
+func (m *Main) forgetCmd() *ffcli.Command {
+	var cfg Config
+	var channel, author, before string
+	return command("forget", "--channel ID | --author ID | --before TIME", "delete messages and everything derived from them", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&channel, "channel", "", "a channel's messages")
+			fs.StringVar(&author, "author", "", "an author's messages and every name they were seen under")
+			fs.StringVar(&before, "before", "", "messages older than this (RFC 3339 or date)")
+		},
+		func(ctx context.Context, _ []string) error {
+			var f sqlite.ForgetFilter
+			if channel != "" {
+				id, err := api.ParseID(channel)
+				if err != nil {
+					return fmt.Errorf("--channel: %w", err)
+				}
+				f.Channel = int64(id)
+			}
+			if author != "" {
+				id, err := api.ParseID(author)
+				if err != nil {
+					return fmt.Errorf("--author: %w", err)
+				}
+				f.Author = int64(id)
+			}
+			if before != "" {
+				t, err := time.Parse(time.RFC3339, before)
+				if err != nil {
+					if t, err = time.Parse("2006-01-02", before); err != nil {
+						return fmt.Errorf("--before: %q is not RFC 3339 or a date", before)
+					}
+				}
+				f.Before = t.UnixMicro()
+			}
+			db, err := cfg.OpenDB(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			n, err := db.Forget(ctx, f, cfg.Rules)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "forgot %d messages (a running searchd drops their vectors within seconds)\n", n)
+			return nil
+		})
+}
+
+// check is one line of searchd doctor.
+type check struct {
+	ok   bool
+	warn bool
+	line string
+}
+
+func (m *Main) doctorCmd() *ffcli.Command {
+	var cfg Config
+	return command("doctor", "[flags]", "check the set-up and explain what is wrong, a line each", &cfg, nil,
+		func(ctx context.Context, _ []string) error {
+			checks := m.doctor(ctx, &cfg)
+			bad := 0
+			for _, c := range checks {
+				mark := "ok  "
+				switch {
+				case !c.ok:
+					mark, bad = "FAIL", bad+1
+				case c.warn:
+					mark = "warn"
+				}
+				fmt.Fprintf(m.Stdout, "%s  %s\n", mark, c.line)
+			}
+			if bad > 0 {
+				return fmt.Errorf("%d checks failed", bad)
+			}
+			return nil
+		})
+}
+
+func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
+	var out []check
+	add := func(ok bool, format string, args ...any) {
+		out = append(out, check{ok: ok, line: fmt.Sprintf(format, args...)})
+	}
+	warn := func(format string, args ...any) {
+		out = append(out, check{ok: true, warn: true, line: fmt.Sprintf(format, args...)})
+	}
+	if err := cfg.validate(); err != nil {
+		add(false, "configuration: %v", err)
+		return out
+	}
+	// Directories and socket.
+	if fi, err := os.Stat(cfg.Data); err != nil {
+		add(false, "data directory %s: %v (searchd import or serve creates it)", cfg.Data, err)
+	} else if fi.Mode().Perm()&0o077 != 0 {
+		add(false, "data directory %s has mode %#o: messages are private (fix: chmod 700 %s)", cfg.Data, fi.Mode().Perm(), cfg.Data)
+	} else {
+		add(true, "data directory %s is private", cfg.Data)
+	}
+	sock := cfg.SocketPath()
+	if err := socket.CheckDir(filepath.Dir(sock)); err != nil && !os.IsNotExist(errors.Unwrap(err)) {
+		add(false, "%v", err)
+	} else if _, err := os.Stat(sock); err == nil {
+		add(true, "socket %s exists (searchd status tells whether it answers)", sock)
+	} else {
+		warn("socket %s is absent: searchd serve is not running", sock)
+	}
+	// Database.
+	dbPath := filepath.Join(cfg.Data, sqlite.FileName)
+	if fi, err := os.Stat(dbPath); err == nil {
+		if fi.Mode().Perm()&0o077 != 0 {
+			add(false, "database %s has mode %#o (fix: chmod 600 %s)", dbPath, fi.Mode().Perm(), dbPath)
+		}
+		db, err := sqlite.Open(ctx, cfg.Data)
+		if err != nil {
+			add(false, "database %s: %v", dbPath, err)
+		} else {
+			defer db.Close()
+			if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
+				add(false, "database integrity: %s %v (restore a backup: searchd backup)", res, err)
+			} else {
+				v, _ := db.SchemaVersion(ctx)
+				add(true, "database %s: integrity ok, schema %d", dbPath, v)
+			}
+			if c, err := db.EmbeddingCounts(ctx); err == nil {
+				if pending := c.Segments - c.SegmentsDone; pending > 0 {
+					warn("embedding backlog: %d of %d segments, %d of %d messages (searchd serve embeds them; or searchd embed)",
+						pending, c.Segments, c.Messages-c.MessagesDone, c.Messages)
+				} else {
+					add(true, "embeddings: all %d segments current", c.Segments)
+				}
+			}
+			if name, _ := db.Meta(ctx, "embedding_model"); name != "" && cfg.Model != "" {
+				if mc, err := embed.LoadConfig(cfg.Model); err == nil && mc.Name != name {
+					add(false, "the database holds vectors of %s but --model is %s (fix: searchd reindex)", name, mc.Name)
+				}
+			}
+		}
+	} else {
+		warn("no database yet at %s (searchd import creates it)", dbPath)
+	}
+	// Model and ONNX Runtime.
+	if cfg.Model == "" {
+		warn("no embedding model configured: only keyword search (set --model; make model fetches one)")
+	} else if mc, err := embed.LoadConfig(cfg.Model); err != nil {
+		add(false, "model: %v", err)
+	} else {
+		add(true, "model %s: %s, %d dimensions, %s pooling", cfg.Model, mc.Name, mc.Dimension, mc.Pooling)
+	}
+	if cfg.EmbedBackend == string(embed.ORT) {
+		lib := filepath.Join(cfg.ORTLibrary, "libonnxruntime.so")
+		if _, err := os.Stat(lib); err != nil {
+			lib = filepath.Join(cfg.ORTLibrary, "libonnxruntime.dylib")
+		}
+		if _, err := os.Stat(lib); err != nil || cfg.ORTLibrary == "" {
+			add(false, "ONNX Runtime library not found in %q (fix: make deps, or --ort-library DIR, or --embed-backend go)", cfg.ORTLibrary)
+		} else {
+			add(true, "ONNX Runtime: %s", lib)
+		}
+	}
+	// Ollama.
+	if cfg.UseLLM {
+		ok, format, args := ollamaCheck(ctx, cfg.OllamaURL, cfg.OllamaModel)
+		add(ok, format, args...)
+	}
+	// Disk space.
+	var st unix.Statfs_t
+	if err := unix.Statfs(cfg.Data, &st); err == nil {
+		free := st.Bavail * uint64(st.Bsize)
+		if free < 1<<30 {
+			add(false, "only %d MiB free under %s (imports and vectors need room)", free>>20, cfg.Data)
+		} else {
+			add(true, "%d GiB free under %s", free>>30, cfg.Data)
+		}
+	}
+	return out
+}
+
+// ollamaCheck asks Ollama for its models (GET /api/tags).
+func ollamaCheck(ctx context.Context, url, model string) (bool, string, []any) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(url, "/")+"/api/tags", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, "Ollama at %s is not reachable: %v (start it: ollama serve; or --llm=false for results only)", []any{url, err}
+	}
+	defer resp.Body.Close()
+	var tags struct {
+		Models []struct{ Name string } `json:"models"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil || resp.StatusCode != http.StatusOK {
+		return false, "Ollama at %s answered oddly: %v", []any{url, err}
+	}
+	for _, mdl := range tags.Models {
+		if mdl.Name == model || strings.TrimSuffix(mdl.Name, ":latest") == model {
+			return true, "Ollama at %s has %s", []any{url, model}
+		}
+	}
+	return false, "Ollama at %s does not have %s (fix: ollama pull %s)", []any{url, model, model}
+}

@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+)
+
+// Backup writes a consistent copy of the live database to path (which
+// must not exist), with VACUUM INTO: readers and writers may go on.
+func (db *DB) Backup(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("backup: %s exists; choose a new file", path)
+	}
+	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// ForgetFilter selects what Forget deletes; at least one field is set.
+type ForgetFilter struct {
+	Channel, Author int64
+	Before          int64 // µs: messages created before it
+}
+
+// Forget deletes the selected messages with everything derived from them
+// (segment membership, vectors, keyword index, mentions), leaving only
+// their IDs as tombstones so no import brings them back. Forgetting an
+// author also forgets every name they were seen under. It returns the
+// number of messages deleted.
+func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (int, error) {
+	if f.Channel == 0 && f.Author == 0 && f.Before == 0 {
+		return 0, errors.New("forget: name a channel, an author or a time")
+	}
+	q := `SELECT id FROM messages m WHERE 1=1`
+	var args []any
+	if f.Channel != 0 {
+		q += ` AND m.channel_id = ?`
+		args = append(args, f.Channel)
+	}
+	if f.Author != 0 {
+		q += ` AND m.author_id = ?`
+		args = append(args, f.Author)
+	}
+	if f.Before != 0 {
+		q += ` AND m.created_at < ?`
+		args = append(args, f.Before)
+	}
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 5000)]
+		ids = ids[len(chunk):]
+		res, err := db.Apply(ctx, &searchd.Batch{Deletes: chunk}, rules, nil)
+		if err != nil {
+			return deleted, err
+		}
+		deleted += res.Deleted
+	}
+	if f.Author != 0 && f.Channel == 0 && f.Before == 0 {
+		err = db.write(ctx, func(tx *sql.Tx) error {
+			for _, q := range []string{`DELETE FROM user_names WHERE user_id = ?`,
+				`DELETE FROM users WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = users.id)`,
+				`DELETE FROM message_mentions WHERE user_id = ?`} {
+				if _, err := tx.ExecContext(ctx, q, f.Author); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return deleted, err
+}
