@@ -94,9 +94,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 
 // Handler returns the API's routes.
 func (s *Server) Handler() http.Handler {
+	met := newMetrics(s)
+	if s.Answer != nil && s.Answer.LLM != nil {
+		if _, done := s.Answer.LLM.(timedLLM); !done {
+			s.Answer.LLM = timedLLM{inner: s.Answer.LLM, m: met}
+		}
+	}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.Use(s.guard)
+	r.Use(met.instrument)
+	r.Method("GET", "/v1/metrics", met.handler())
 	r.Get("/v1/healthz", s.handle(s.health))
 	r.Get("/v1/stats", s.handle(s.stats))
 	r.Post("/v1/messages", s.handle(s.postMessages))

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"dsearch/searchd/answer"
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/internal/sample"
 	"dsearch/searchd/search"
@@ -151,6 +153,32 @@ func TestReadRoutes(t *testing.T) {
 	want := fmt.Sprintf("https://discord.com/channels/%s/%s/%s", sample.GuildID, mid.ChannelID, mid.ID)
 	if mc.Message.URL != want || mc.Message.AuthorName == "" {
 		t.Errorf("url %q author %q", mc.Message.URL, mc.Message.AuthorName)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFixture(t)
+	f.c.Health(context.Background())
+	f.raw(t, "GET", "/v1/messages/abc", "")
+	req, _ := http.NewRequest("GET", "http://searchd.sock/v1/metrics", nil)
+	resp, err := f.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`dsearch_http_requests_total{code="200",route="GET /v1/healthz"} 1`,
+		`dsearch_http_requests_total{code="400",route="GET /v1/messages/{id}"} 1`,
+		`dsearch_http_request_duration_seconds_bucket{route="GET /v1/healthz"`,
+		`dsearch_messages 42`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(string(b), "abc") {
+		t.Error("metrics carry a request's URL")
 	}
 }
 
@@ -308,5 +336,39 @@ func TestPeerOfAnotherUIDRefused(t *testing.T) {
 	}
 	if out := run(0); !strings.Contains(out, "uid 0: <nil>") {
 		t.Errorf("as ourselves: %q", out)
+	}
+}
+
+// Message text is private: nothing a user wrote or asked reaches the log
+// at info level, even when requests fail.
+func TestNoMessageTextInLogs(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	svc := &search.Service{DB: db, Config: search.DefaultConfig()}
+	srv := &server.Server{DB: db, Rules: segment.DefaultRules, Log: log, Search: svc,
+		Answer: &answer.Service{DB: db, Search: svc, Config: answer.DefaultConfig()}}
+	h := srv.Handler()
+	do := func(method, path, body string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	do("POST", "/v1/messages", `{"messages":[{"id":"1","channel_id":"2","author":{"id":"3","username":"u"},"created_at":"2025-01-01T00:00:00Z","content":"SECRETWORD in a message"}]}`)
+	do("POST", "/v1/messages", `{"messages":[{"id":"1","content":"SECRETWORD bad"}]}`)
+	do("GET", "/v1/search?q=SECRETQUERY&mode=lexical", "")
+	do("GET", "/v1/search?q=SECRETQUERY", "") // fails: no model
+	do("POST", "/v1/query", `{"question":"SECRETQUESTION about it"}`)
+	if logs.Len() == 0 {
+		t.Fatal("nothing was logged: the test cannot tell")
+	}
+	for _, secret := range []string{"SECRETWORD", "SECRETQUERY", "SECRETQUESTION"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log holds %s:\n%s", secret, logs.String())
+		}
 	}
 }

@@ -314,3 +314,10 @@ func (db *DB) SaveSummary(ctx context.Context, segment int64, model string, s Su
 		return err
 	})
 }
+
+// MessageCount is the number of stored messages.
+func (db *DB) MessageCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages`).Scan(&n)
+	return n, err
+}
