@@ -33,7 +33,8 @@ endif
 MODEL := $(CURDIR)/$(BUILD)/model
 OLLAMA ?= $(or $(OLLAMA_HOST),http://127.0.0.1:11434)
 
-.PHONY: all build test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model
+.PHONY: all build test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model \
+	install-launchd uninstall-launchd install-systemd uninstall-systemd
 
 all: build
 
@@ -127,6 +128,38 @@ bench-run: build
 	/usr/bin/env time -f 'wall %es, max RSS %MKiB' $(BIN)/searchd import --data $(BUILD)/bench-data $(BENCH_EXPORT)
 	$(BIN)/searchd stats --data $(BUILD)/bench-data
 	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL)
+
+# Running as a service (deploy/README.md).
+PREFIX_BIN ?= $(CURDIR)/$(BIN)
+DATA       ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/dsearch
+TOKEN_FILE ?= $(or $(XDG_CONFIG_HOME),$(HOME)/.config)/dsearch/discord-token
+LOGS       ?= $(HOME)/Library/Logs/dsearch
+LAUNCHD    := $(HOME)/Library/LaunchAgents
+SYSTEMD    := $(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user
+render = sed -e 's|@BIN@|$(PREFIX_BIN)|g' -e 's|@DATA@|$(DATA)|g' -e 's|@SOCKET@|$(SVC_SOCKET)|g' \
+	-e 's|@MODEL@|$(MODEL)|g' -e 's|@OLLAMA@|$(OLLAMA)|g' -e 's|@LOGS@|$(LOGS)|g' -e 's|@TOKEN_FILE@|$(TOKEN_FILE)|g'
+
+install-launchd: SVC_SOCKET ?= $(DATA)/run/searchd.sock
+install-launchd: build
+	@mkdir -p $(LAUNCHD) $(LOGS)
+	@for f in deploy/launchd/*.plist.in; do out=$(LAUNCHD)/$$(basename $$f .in); \
+		$(render) $$f > $$out && plutil -lint $$out && \
+		launchctl bootstrap gui/$$(id -u) $$out && echo "loaded $$out"; done
+
+uninstall-launchd:
+	@for f in deploy/launchd/*.plist.in; do out=$(LAUNCHD)/$$(basename $$f .in); \
+		launchctl bootout gui/$$(id -u) $$out 2>/dev/null; rm -f $$out; echo "removed $$out"; done
+
+install-systemd: build
+	@mkdir -p $(SYSTEMD)
+	@for f in deploy/systemd/*.service.in; do $(render) $$f > $(SYSTEMD)/$$(basename $$f .in); done
+	systemctl --user daemon-reload
+	systemctl --user enable --now dsearch-searchd.service dsearch-bot.service
+
+uninstall-systemd:
+	-systemctl --user disable --now dsearch-bot.service dsearch-searchd.service
+	rm -f $(SYSTEMD)/dsearch-searchd.service $(SYSTEMD)/dsearch-bot.service
+	systemctl --user daemon-reload
 
 clean:
 	rm -rf $(BIN) $(BUILD)

@@ -49,20 +49,25 @@ type Main struct {
 // NewMain returns a Main writing to the process's stdout and stderr.
 func NewMain() *Main { return &Main{Stdout: os.Stdout, Stderr: os.Stderr} }
 
+// subcommands lists searchd's commands.
+func (m *Main) subcommands() []*ffcli.Command {
+	return []*ffcli.Command{
+		m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
+		m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(),
+		m.backupCmd(), m.forgetCmd(), m.doctorCmd(),
+	}
+}
+
 // Run parses args and runs the subcommand until it ends or ctx is done.
 func (m *Main) Run(ctx context.Context, args []string) error {
 	root := &ffcli.Command{
-		Name:       "searchd",
-		ShortUsage: "searchd <subcommand> [flags]",
-		ShortHelp:  "private, local search over Discord history",
+		Subcommands: m.subcommands(),
+		Name:        "searchd",
+		ShortUsage:  "searchd <subcommand> [flags]",
+		ShortHelp:   "private, local search over Discord history",
 		LongHelp: "Every subcommand takes --data DIR (DSEARCH_DATA), --socket PATH (DSEARCH_SOCKET)\n" +
 			"and --config FILE (DSEARCH_CONFIG; lines of 'flag value'). Flags override the\n" +
 			"environment, which overrides the config file.",
-		Subcommands: []*ffcli.Command{
-			m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
-			m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(),
-			m.backupCmd(), m.forgetCmd(), m.doctorCmd(),
-		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },
 	}
 	root.FlagSet = flag.NewFlagSet("searchd", flag.ContinueOnError)
