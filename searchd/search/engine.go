@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -256,6 +257,7 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 		return nil, err
 	}
 	c := q.svc.Config
+	lw, sw := q.weights()
 	fused := map[int64]*Result{}
 	var order []int64
 	get := func(seg int64) *Result {
@@ -276,14 +278,14 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 		}
 		rank++
 		r.Components["lexical"] = Component{Rank: rank, Score: h.Score}
-		r.Score += c.LexicalWeight / (c.RRFK + float64(rank))
+		r.Score += lw / (c.RRFK + float64(rank))
 		r.MessageID = h.MessageID
 		r.Ranked = append(r.Ranked, h.MessageID)
 	}
 	for i, h := range sem {
 		r := get(h.SegmentID)
 		r.Components["semantic"] = h.Components["semantic"]
-		r.Score += c.SemanticWeight / (c.RRFK + float64(i+1))
+		r.Score += sw / (c.RRFK + float64(i+1))
 	}
 	out := make([]Result, 0, len(order))
 	for _, id := range order {
@@ -293,6 +295,45 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
 	})
 	return out, nil
+}
+
+// QueryKind is how a query reads, for weighting hybrid fusion (as
+// Slackquery does): exact queries (quoted phrases, identifiers, URLs,
+// error strings, a name or two) lean on keywords; conceptual ones
+// (questions, descriptions in plain words) lean on meaning.
+type QueryKind string
+
+const (
+	Exact      QueryKind = "exact"
+	Conceptual QueryKind = "conceptual"
+	Mixed      QueryKind = "mixed"
+)
+
+var exactRE = regexp.MustCompile("[\"`]|https?://|\\w[./:_#@]\\w|\\d|[a-z][A-Z]")
+
+// Classify tells an exact query from a conceptual one.
+func Classify(q string) QueryKind {
+	words := strings.Fields(q)
+	switch {
+	case exactRE.MatchString(q) || len(words) <= 2:
+		return Exact
+	case len(words) >= 4:
+		return Conceptual
+	}
+	return Mixed
+}
+
+// weights are the lexical and semantic RRF weights for this query: the
+// configured ones, halving the side its kind leans away from.
+func (q *query) weights() (lexical, semantic float64) {
+	c := q.svc.Config
+	switch Classify(q.Query) {
+	case Exact:
+		return c.LexicalWeight, c.SemanticWeight / 2
+	case Conceptual:
+		return c.LexicalWeight / 2, c.SemanticWeight
+	}
+	return c.LexicalWeight, c.SemanticWeight
 }
 
 // pipeline is the blog's search: author filter → A; keyword filter → B
@@ -538,8 +579,9 @@ func (q *query) rankMessages(ctx context.Context, results []Result) ([]int64, er
 			score[id] += weight / (c.RRFK + float64(i+1))
 		}
 	}
-	add(flatten(lex), c.LexicalWeight)
-	add(semMsgs, c.SemanticWeight)
+	lw, sw := q.weights()
+	add(flatten(lex), lw)
+	add(semMsgs, sw)
 	slices.SortStableFunc(ids, func(a, b int64) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
 	return ids, nil
 }

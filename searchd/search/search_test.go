@@ -292,3 +292,21 @@ func TestFloorAndNames(t *testing.T) {
 		t.Errorf("naming alice should bring her messages first: %v → %v", plain.RankedMessages, named.RankedMessages)
 	}
 }
+
+func TestClassify(t *testing.T) {
+	for q, want := range map[string]QueryKind{
+		`error "connection refused"`:                 Exact,
+		"ECONNREFUSED":                               Exact,
+		"https://example.com/a":                      Exact,
+		"v1.2 release":                               Exact,
+		"Death Stranding":                            Exact,
+		"when did Caroline go to the support group?": Conceptual,
+		"이사 간다고 한 게 언제였지":                            Conceptual,
+		"boiler repair cost":                         Mixed,
+		"the iPhone story":                           Exact,
+	} {
+		if got := Classify(q); got != want {
+			t.Errorf("Classify(%q) = %s, want %s", q, got, want)
+		}
+	}
+}
