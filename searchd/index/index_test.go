@@ -277,3 +277,39 @@ func TestTopK(t *testing.T) {
 		t.Error("a query of the wrong dimension matched")
 	}
 }
+
+// The running job picks up messages another process imports, and rests
+// when nothing changed.
+func TestRunFollowsImports(t *testing.T) {
+	db := setup(t)
+	e := &fakeEmbedder{name: "fake"}
+	j := newJob(db, e)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- j.Run(ctx, 20*time.Millisecond) }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for i := 0; i < 200 && !ok(); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !ok() {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	waitFor("the first pass", func() bool { return counts(t, db).MessagesDone == 6 })
+	calls := e.calls.Load()
+	time.Sleep(100 * time.Millisecond) // several idle ticks
+	if e.calls.Load() != calls {
+		t.Errorf("the idle job embedded again without new data")
+	}
+	if _, err := db.Apply(context.Background(), &searchd.Batch{Messages: []searchd.Message{
+		msg(7, 50*time.Hour, "a new message from an import in another process"),
+	}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the new message", func() bool { return counts(t, db).MessagesDone == 7 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}

@@ -90,12 +90,24 @@ func (j *Job) init() {
 }
 
 // Run works until ctx is done: a pass over everything pending, then a
-// wait for a kick or for idle (imports by another process show up
-// within that). Errors are logged and retried after a pause.
+// wait for a kick or for the idle interval. An idle tick looks for work
+// only if the data changed (the index version moved: an import in another
+// process, say), so a quiet daemon does not rescan 650,000 messages every
+// few seconds. Errors are logged and retried after a pause.
 func (j *Job) Run(ctx context.Context, idle time.Duration) error {
 	j.init()
+	var seen int64 = -1
 	for {
-		err := j.RunOnce(ctx)
+		version, verr := j.DB.IndexVersion(ctx)
+		var err error
+		if verr != nil || version != seen {
+			err = j.RunOnce(ctx)
+			if err == nil && verr == nil {
+				// Our own vector writes moved the version too: remember
+				// where this pass left it.
+				seen, _ = j.DB.IndexVersion(ctx)
+			}
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -108,6 +120,7 @@ func (j *Job) Run(ctx context.Context, idle time.Duration) error {
 		case <-ctx.Done():
 			return nil
 		case <-j.kick:
+			seen = -1 // new messages: look now
 		case <-time.After(wait):
 		}
 	}
