@@ -164,9 +164,23 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	hits, err := q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window)
-	if err != nil {
-		return nil, err
+	var hits []sqlite.LexicalHit
+	var err error
+	// Coordination first: for a short query, messages holding at least two
+	// of its words, ranked by BM25, come before those holding one. FTS5
+	// scores every match before it can rank, and single common words match
+	// tens of thousands of messages; pairs match few. When pairs give too
+	// few results, all matches are ranked by BM25 alone.
+	if terms := lexical.Terms(q.text); len(terms) >= 2 && len(terms) <= 4 {
+		hits, err = q.svc.DB.Lexical(ctx, withKeywords(pairsExpr(terms), q.keywordExpr()), q.Filter, q.svc.Config.Window)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(hits) < q.svc.Config.Window {
+		if hits, err = q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window); err != nil {
+			return nil, err
+		}
 	}
 	if len(q.named) > 0 {
 		for i := range hits {
@@ -180,6 +194,25 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 			Components: map[string]Component{"lexical": {Rank: i + 1, Score: h.Score}}, Ranked: []int64{h.MessageID}}
 	}
 	return out, nil
+}
+
+// pairsExpr matches texts holding at least two of the terms.
+func pairsExpr(terms []lexical.Term) string {
+	var pairs []string
+	for i := range terms {
+		for j := i + 1; j < len(terms); j++ {
+			pairs = append(pairs, "("+lexical.AllExpr([]lexical.Term{terms[i], terms[j]})+")")
+		}
+	}
+	return strings.Join(pairs, " OR ")
+}
+
+// withKeywords adds the keyword requirement to an expression.
+func withKeywords(expr, kw string) string {
+	if kw == "" {
+		return expr
+	}
+	return "(" + expr + ") AND (" + kw + ")"
 }
 
 // allowed returns the segments the filters (and, if with, the keywords)

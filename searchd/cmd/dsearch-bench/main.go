@@ -32,6 +32,7 @@ import (
 var (
 	profile  *os.File
 	onlyMode search.Mode
+	verbose  bool
 )
 
 // queries is the fixed set: words of the synthetic vocabulary, some with
@@ -56,6 +57,7 @@ func main() {
 	ortLib := flag.String("ort-library", os.Getenv("DSEARCH_ORT_LIBRARY"), "ONNX Runtime directory")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed searches here")
 	only := flag.String("mode", "", "time only this mode")
+	flag.BoolVar(&verbose, "v", false, "print each query's latency")
 	flag.Parse()
 	onlyMode = search.Mode(*only)
 	if *cpuprofile != "" {
@@ -115,6 +117,9 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 					return fmt.Errorf("%s %q: %w", mode, q.Query, err)
 				}
 				lat = append(lat, time.Since(t))
+				if verbose {
+					fmt.Printf("  %-9s %8s  %q %q\n", mode, ms(lat[len(lat)-1]), q.Query, q.Keywords)
+				}
 			}
 		}
 		slices.Sort(lat)

@@ -136,7 +136,7 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 	if err != nil {
 		return err
 	}
-	if ans.LLM != nil {
+	if ans.LLM != nil && slices.Contains(modes, queryMode) {
 		fmt.Fprintf(m.Stderr, "mode query plans with %s at %s (falls back to rules when it cannot)\n", cfg.OllamaModel, cfg.OllamaURL)
 	}
 	for _, md := range modes {
