@@ -386,6 +386,9 @@ func (q *query) pipeline(ctx context.Context, resp *Response) ([]Result, error) 
 	}
 	resp.KeywordFallback = fellBack
 	results := q.scan(allow, q.svc.Config.Pool)
+	if len(q.Keywords) > 0 && !fellBack {
+		results = q.addUnembedded(results, allow)
+	}
 	ids := make([]int64, len(results))
 	for i, r := range results {
 		ids[i] = r.SegmentID
@@ -407,6 +410,30 @@ func (q *query) pipeline(ctx context.Context, resp *Response) ([]Result, error) 
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
 	})
 	return results, nil
+}
+
+// addUnembedded adds the keyword-matched segments that have no vector
+// (under 30 characters: the blog never embeds them), so that a short
+// conversation holding the exact word still ranks, by its messages alone.
+func (q *query) addUnembedded(results []Result, allow map[int64]bool) []Result {
+	if len(allow) > q.svc.Config.Pool {
+		return results
+	}
+	have := map[int64]bool{}
+	for _, r := range results {
+		have[r.SegmentID] = true
+	}
+	var ids []int64
+	for id := range allow {
+		if !have[id] && q.svc.Matrix.Vector(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		results = append(results, Result{SegmentID: id, Components: map[string]Component{"semantic": {}}})
+	}
+	return results
 }
 
 // withinSegment is a segment's messages ranked against the query.

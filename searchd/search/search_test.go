@@ -361,3 +361,23 @@ func TestCoordinationAgreesWithBM25(t *testing.T) {
 		t.Logf("coordination's top 10 agrees with BM25's on %.0f%%", 100*r)
 	}
 }
+
+// A conversation too short to embed still answers a keyword search in the
+// pipeline, by its messages.
+func TestShortSegmentFoundByKeyword(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	short := m(20, 300, alice, 60*time.Hour, "클코 최고")
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{short}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Embed the new message (not the segment: it is under 30 characters).
+	job := &index.Job{DB: s.DB, Embedder: s.Embedder.(index.Embedder), Matrix: s.Matrix, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := job.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp := run(t, s, Request{Query: "graph fix", Keywords: []string{"클코"}})
+	if resp.KeywordFallback || len(resp.Results) != 1 || resp.Results[0].SegmentID != segmentOf(t, s, 20) {
+		t.Errorf("short keyword segment: fallback %v, results %+v", resp.KeywordFallback, resp.Results)
+	}
+}
