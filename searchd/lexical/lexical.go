@@ -14,6 +14,7 @@ package lexical
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxQueryTokens bounds a query, as Slackquery does.
@@ -125,9 +126,14 @@ func AllExpr(terms []Term) string { return join(terms, " AND ") }
 func join(terms []Term, op string) string {
 	parts := make([]string, len(terms))
 	for i, t := range terms {
-		if t.CJK {
+		switch {
+		case t.CJK && utf8.RuneCountInString(t.Text) == 1:
+			// One syllable: it stands alone, or begins a bigram (집 in
+			// 집에, 집이); a bigram that ends with it (우리집) is missed.
+			parts[i] = "bigrams : " + quote(t.Text) + " *"
+		case t.CJK:
 			parts[i] = "bigrams : " + quote(Bigrams(t.Text))
-		} else {
+		default:
 			parts[i] = "text : " + quote(t.Text)
 		}
 	}
@@ -140,8 +146,9 @@ func quote(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// Contains reports whether text contains the term as the index would
-// match it: for a CJK term, as a substring; for a word, as a whole token.
+// Contains reports whether text contains the term: for a CJK term, as a
+// substring (the index finds a one-syllable term only where it stands
+// alone or begins a pair); for a word, as a whole token.
 func Contains(text string, t Term) bool {
 	lower := strings.ToLower(text)
 	if t.CJK {

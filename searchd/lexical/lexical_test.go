@@ -38,6 +38,9 @@ func TestTerms(t *testing.T) {
 func TestMatchExprQuotes(t *testing.T) {
 	got := MatchExpr([]Term{{`a"b`, false}, {"학교", true}, {"학교에", true}})
 	want := `text : "a""b" OR bigrams : "학교" OR bigrams : "학교 교에"`
+	if got := MatchExpr([]Term{{"집", true}}); got != `bigrams : "집" *` {
+		t.Errorf("one syllable: %s", got)
+	}
 	if got != want {
 		t.Errorf("MatchExpr = %s, want %s", got, want)
 	}

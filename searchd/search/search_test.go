@@ -381,3 +381,17 @@ func TestShortSegmentFoundByKeyword(t *testing.T) {
 		t.Errorf("short keyword segment: fallback %v, results %+v", resp.KeywordFallback, resp.Results)
 	}
 }
+
+func TestOneSyllableKorean(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{
+		m(30, general, bob, 70*time.Hour, "오늘은 집에 일찍 갈게"),
+	}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp := run(t, s, Request{Query: "집", Mode: Lexical, RankedMessages: true})
+	if !slices.Contains(resp.RankedMessages, 30) {
+		t.Errorf("집 did not find 집에: %v", resp.RankedMessages)
+	}
+}
