@@ -206,47 +206,9 @@ func resolveAuthors(q string, names map[string][]int64) (string, []int64) {
 	}
 	q = mentionRE.ReplaceAllString(q, " ")
 	q = idRE.ReplaceAllString(q, " ")
-	var kept []string
-	for _, w := range strings.Fields(q) {
-		bare := strings.ToLower(strings.Trim(w, ".,!?;:()'\"“”’"))
-		bare = strings.TrimSuffix(bare, "'s")
-		if found := matchName(bare, names); found != nil {
-			add(found...)
-			continue
-		}
-		kept = append(kept, w)
-	}
-	if len(kept) == 0 {
-		return q, ids
-	}
-	return strings.Join(kept, " "), ids
-}
-
-func matchName(w string, names map[string][]int64) []int64 {
-	if ids := names[w]; ids != nil {
-		return ids
-	}
-	// A particle after a Korean name: the longest name the word starts with.
-	var best string
-	for n := range names {
-		if len([]rune(n)) >= 2 && strings.HasPrefix(w, n) && len(n) > len(best) && !strings.ContainsRune(n, ' ') &&
-			len([]rune(w))-len([]rune(n)) <= 2 && hangulOnly(n) {
-			best = n
-		}
-	}
-	if best != "" {
-		return names[best]
-	}
-	return nil
-}
-
-func hangulOnly(s string) bool {
-	for _, r := range s {
-		if r < 0xAC00 || r > 0xD7A3 {
-			return false
-		}
-	}
-	return true
+	rest, named := search.NamesIn(q, names)
+	add(named...)
+	return rest, ids
 }
 
 // searchAll runs the plan's subqueries in pipeline mode, a few at a time,

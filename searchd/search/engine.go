@@ -104,6 +104,8 @@ type query struct {
 	// are those people.
 	text  string
 	named map[int64]bool
+	// lex and sem are hybrid's retriever results, kept for rankMessages.
+	lex, sem []Result
 	// within caches per-segment message rankings.
 	within map[int64]*withinSegment
 }
@@ -289,6 +291,7 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.lex, q.sem = lex, sem // for rankMessages
 	c := q.svc.Config
 	lw, sw := q.weights()
 	fused := map[int64]*Result{}
@@ -556,41 +559,70 @@ func (q *query) resolveNames(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	match := func(t lexical.Term) []int64 {
-		if ids := names[t.Text]; len(ids) > 0 {
-			return ids
-		}
-		if t.CJK {
-			for n, ids := range names {
-				if utf8.RuneCountInString(n) >= 2 && strings.HasPrefix(t.Text, n) && !strings.ContainsRune(n, ' ') {
-					return ids
-				}
-			}
-		}
-		return nil
-	}
-	var kept []string
-	for _, word := range strings.Fields(q.Query) {
-		terms := lexical.Terms(word)
-		var ids []int64
-		if len(terms) > 0 {
-			ids = match(terms[0])
-		}
-		if len(ids) == 0 {
-			kept = append(kept, word)
-			continue
-		}
+	var ids []int64
+	q.text, ids = NamesIn(q.Query, names)
+	for _, id := range ids {
 		if q.named == nil {
 			q.named = map[int64]bool{}
 		}
-		for _, id := range ids {
-			q.named[id] = true
-		}
-	}
-	if len(kept) > 0 {
-		q.text = strings.Join(kept, " ")
+		q.named[id] = true
 	}
 	return nil
+}
+
+// NamesIn finds the people a text names, by any of their names (names maps
+// lower-cased names to user IDs; a Korean name may carry a particle, as
+// in 민수가), and returns the text without those words, and the IDs. A text
+// that is nothing but names is returned whole.
+func NamesIn(text string, names map[string][]int64) (string, []int64) {
+	var ids []int64
+	var kept []string
+	for _, w := range strings.Fields(text) {
+		bare := strings.TrimSuffix(strings.ToLower(strings.Trim(w, ".,!?;:()'\"“”’")), "'s")
+		found := matchName(bare, names)
+		if found == nil {
+			kept = append(kept, w)
+			continue
+		}
+		for _, id := range found {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return text, ids
+	}
+	return strings.Join(kept, " "), ids
+}
+
+// matchName returns the users a word names: an exact name, or the longest
+// Hangul name it starts with, followed by a particle of one or two
+// syllables.
+func matchName(w string, names map[string][]int64) []int64 {
+	if ids := names[w]; ids != nil {
+		return ids
+	}
+	var best string
+	for n := range names {
+		if utf8.RuneCountInString(n) >= 2 && len(n) > len(best) && strings.HasPrefix(w, n) &&
+			utf8.RuneCountInString(w)-utf8.RuneCountInString(n) <= 2 && hangulOnly(n) {
+			best = n
+		}
+	}
+	if best != "" {
+		return names[best]
+	}
+	return nil
+}
+
+func hangulOnly(s string) bool {
+	for _, r := range s {
+		if r < 0xAC00 || r > 0xD7A3 {
+			return false
+		}
+	}
+	return true
 }
 
 // boost weighs up a score of a message by a person the query names.
@@ -615,15 +647,8 @@ func (q *query) rankMessages(ctx context.Context, results []Result) ([]int64, er
 	case Semantic, Pipeline:
 		return q.messageScores(ctx, results)
 	}
-	// Hybrid.
-	lex, err := q.lexical(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sem, err := q.semantic(ctx, q.svc.Config.Window)
-	if err != nil {
-		return nil, err
-	}
+	// Hybrid: the retrievers' lists from hybrid(), fused per message.
+	lex, sem := q.lex, q.sem
 	semMsgs, err := q.messageScores(ctx, sem)
 	if err != nil {
 		return nil, err

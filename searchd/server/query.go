@@ -30,11 +30,8 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 		req.Filter.Channels = append(req.Filter.Channels, int64(c))
 	}
 	var err error
-	if req.Filter.Since, err = parseTime(in.Since); err != nil {
-		return errorf(http.StatusBadRequest, "since: %v", err)
-	}
-	if req.Filter.Until, err = parseTime(in.Until); err != nil {
-		return errorf(http.StatusBadRequest, "until: %v", err)
+	if req.Filter.Since, req.Filter.Until, err = parseRange(in.Since, in.Until); err != nil {
+		return err
 	}
 	if in.Limit < 0 || in.Limit > search.MaxLimit {
 		return errorf(http.StatusBadRequest, "limit must be from 1 to %d", search.MaxLimit)
@@ -75,11 +72,8 @@ func (s *Server) catchup(w http.ResponseWriter, r *http.Request) error {
 	}
 	req := answer.CatchupRequest{Channel: int64(in.Channel), Limit: in.Limit}
 	var err error
-	if req.Since, err = parseTime(in.Since); err != nil {
-		return errorf(http.StatusBadRequest, "since: %v", err)
-	}
-	if req.Until, err = parseTime(in.Until); err != nil {
-		return errorf(http.StatusBadRequest, "until: %v", err)
+	if req.Since, req.Until, err = parseRange(in.Since, in.Until); err != nil {
+		return err
 	}
 	resp, err := s.Answer.Catchup(r.Context(), req)
 	var ie *search.InputError
@@ -130,4 +124,17 @@ func (s *Server) aliases(w http.ResponseWriter, r *http.Request) error {
 		return 0
 	})
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// parseRange reads the since/until bounds of a request body.
+func parseRange(since, until string) (int64, int64, error) {
+	s, err := parseTime(since)
+	if err != nil {
+		return 0, 0, errorf(http.StatusBadRequest, "since: %v", err)
+	}
+	u, err := parseTime(until)
+	if err != nil {
+		return 0, 0, errorf(http.StatusBadRequest, "until: %v", err)
+	}
+	return s, u, nil
 }

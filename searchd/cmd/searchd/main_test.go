@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +19,21 @@ import (
 	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
+
+// importSample writes the sample export under dir and imports it into
+// dir/data, which it returns.
+func importSample(t *testing.T, dir string) string {
+	t.Helper()
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	return data
+}
 
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -93,14 +109,7 @@ func TestServeBinary(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	sock := filepath.Join(dir, "run", "s.sock")
-	data := filepath.Join(dir, "data")
-	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	data := importSample(t, dir)
 	model := filepath.Join(dir, "model")
 	if err := embedtest.Write(model, embedtest.Options{}); err != nil {
 		t.Fatal(err)
@@ -180,14 +189,7 @@ func TestServeBinary(t *testing.T) {
 // A database embedded with one model refuses another until reindex.
 func TestEmbedModelChange(t *testing.T) {
 	dir := t.TempDir()
-	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	data := importSample(t, dir)
 	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
 	embedtest.Write(first, embedtest.Options{Name: "first"})
 	embedtest.Write(second, embedtest.Options{Name: "second", Pooled: true})
@@ -257,13 +259,23 @@ func TestEvalCommands(t *testing.T) {
 			t.Errorf("no %s table:\n%s", mode, out)
 		}
 	}
-	// Lexical finds "boiler" first: recall@1 is a share of the two boiler messages.
 	if !strings.Contains(out, "R@1") || !strings.Contains(out, "all") {
 		t.Errorf("output:\n%s", out)
 	}
 	d, _ := os.ReadFile(dump)
 	if n := strings.Count(string(d), `"ranked"`); n != 5 {
 		t.Errorf("dump has %d lines, want one per mode", n)
+	}
+	// Lexical ranks a boiler message first (the query says "boiler").
+	for _, line := range strings.Split(strings.TrimSpace(string(d)), "\n") {
+		var row struct {
+			Mode   string
+			Ranked []string
+		}
+		json.Unmarshal([]byte(line), &row)
+		if row.Mode == "lexical" && (len(row.Ranked) == 0 || !slices.Contains(boiler, row.Ranked[0])) {
+			t.Errorf("lexical ranked %v first, not a boiler message %v", row.Ranked, boiler)
+		}
 	}
 
 	// Segments: a gold conversation that the sample's segmentation matches.
@@ -284,14 +296,7 @@ func TestEvalCommands(t *testing.T) {
 
 func TestDoctorBackupForget(t *testing.T) {
 	dir := t.TempDir()
-	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if out, err := run(t, "import", "--data", data, filepath.Dir(paths[0])); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	data := importSample(t, dir)
 	// A dead Ollama: a closed port on loopback.
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + ln.Addr().String()
