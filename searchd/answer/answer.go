@@ -61,6 +61,10 @@ type Request struct {
 	Filter         sqlite.Filter
 	Limit          int
 	RankedMessages bool
+	// Cursor continues an earlier answer's results (Response.NextCursor):
+	// its plan is searched again without asking the LLM, and there is no
+	// summary.
+	Cursor string
 }
 
 // Response is a grounded answer.
@@ -79,6 +83,10 @@ type Response struct {
 	// RankedMessages fuses the subqueries' ranked messages (RRF), when
 	// the request asks for them (evaluation).
 	RankedMessages []int64
+	// NextCursor fetches the next page of results; empty on the last.
+	NextCursor string
+	// Offset is the rank of Results[0] among all results, from 0.
+	Offset int
 }
 
 func inputErr(msg string) error { return &search.InputError{Err: errors.New(msg)} }
@@ -97,6 +105,13 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	if len(q) > 1000 {
 		return nil, inputErr("question is over 1,000 bytes")
+	}
+	version, err := s.DB.IndexVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.Cursor != "" {
+		return s.nextPage(ctx, q, req, version)
 	}
 	resp := &Response{Question: q}
 	names, err := s.names(ctx)
@@ -140,11 +155,12 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	resp.RankedMessages = ranked
-	limit := req.Limit
-	if limit <= 0 || limit > search.MaxLimit {
-		limit = search.DefaultLimit
-	}
+	limit := pageSize(req.Limit)
 	resp.Results = results[:min(limit, len(results))]
+	if limit < len(results) {
+		resp.NextCursor = encodeCursor(queryCursor{Version: version, Fingerprint: fingerprint(q, req.Filter),
+			Offset: limit, Plan: resp.Plan, Source: resp.PlanSource, Authors: authors})
+	}
 	if len(resp.Results) == 0 {
 		resp.NoResults = true
 		resp.AnswerError = "nothing relevant was found"

@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -278,4 +279,51 @@ func TestCatchup(t *testing.T) {
 	if _, err := s.Catchup(ctx, CatchupRequest{}); err == nil {
 		t.Error("catch-up without a channel accepted")
 	}
+}
+
+func TestCursorPagesWithoutTheLLM(t *testing.T) {
+	f := &fakeOllama{script: []string{`json:{"subqueries":["new apartment","boiler broke"],"keywords":[]}`, "text:Both [1]."}}
+	s, _ := setup(t, f)
+	ctx := context.Background()
+	q := "what happened with the apartment and the boiler?"
+	first, err := s.Query(ctx, Request{Question: q, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Results) != 1 || first.NextCursor == "" {
+		t.Fatalf("first page: %d results, cursor %q", len(first.Results), first.NextCursor)
+	}
+	second, err := s.Query(ctx, Request{Question: q, Limit: 1, Cursor: first.NextCursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second.Results) != 1 || second.Offset != 1 || second.NextCursor != "" || second.Answer != "" {
+		t.Fatalf("second page: %+v", second)
+	}
+	if second.Results[0].SegmentID == first.Results[0].SegmentID {
+		t.Error("the second page repeats the first")
+	}
+	if len(f.requests) != 2 {
+		t.Errorf("%d LLM requests; paging must not ask again", len(f.requests))
+	}
+	forged := encodeCursor(queryCursor{Version: 1, Fingerprint: fingerprint(q, sqlite.Filter{}), Offset: 1,
+		Plan: Plan{Subqueries: []string{"a", "b", "c", "d", "e"}}})
+	refuse := func(name string, r Request, want string) {
+		t.Helper()
+		_, err := s.Query(ctx, r)
+		var ie *search.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want an input error with %q", name, err, want)
+		}
+	}
+	refuse("other question", Request{Question: "something else", Cursor: first.NextCursor}, "different question")
+	refuse("other filter", Request{Question: q, Cursor: first.NextCursor, Filter: sqlite.Filter{Channels: []int64{1}}}, "different question")
+	refuse("garbage", Request{Question: q, Cursor: "%%%"}, "invalid cursor")
+	refuse("forged plan", Request{Question: q, Cursor: forged}, "invalid cursor")
+	b := &searchd.Batch{Messages: []searchd.Message{{ID: 9, ChannelID: 1, CreatedAt: t0.Add(9 * time.Hour).UnixMicro(),
+		Content: "new", Type: "Default", Author: searchd.Author{ID: 10, Username: "alex"}}}}
+	if _, err := s.DB.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "new messages arrived")
 }

@@ -19,7 +19,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	req := answer.Request{Question: in.Question, Limit: in.Limit}
+	req := answer.Request{Question: in.Question, Limit: in.Limit, Cursor: in.Cursor}
 	if len(in.Authors) > search.MaxFilterIDs || len(in.Channels) > search.MaxFilterIDs {
 		return errorf(http.StatusBadRequest, "at most %d values per filter", search.MaxFilterIDs)
 	}
@@ -47,7 +47,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := api.QueryResponse{Question: resp.Question, Answer: resp.Answer, AnswerError: resp.AnswerError,
 		Plan:    api.QueryPlan{Subqueries: resp.Plan.Subqueries, Keywords: resp.Plan.Keywords, Source: resp.PlanSource, Error: resp.PlanError},
-		Results: make([]api.SearchResult, len(resp.Results))}
+		Results: make([]api.SearchResult, len(resp.Results)), Offset: resp.Offset, NextCursor: resp.NextCursor}
 	if out.Plan.Keywords == nil {
 		out.Plan.Keywords = []string{}
 	}

@@ -114,6 +114,8 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/v1/query", s.handle(s.query))
 	r.Get("/v1/aliases", s.handle(s.aliases))
 	r.Post("/v1/catchup", s.handle(s.catchup))
+	r.Get("/v1/backfill/{channel}", s.handle(s.backfill))
+	r.Put("/v1/backfill/{channel}", s.handle(s.setBackfill))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))
@@ -213,10 +215,12 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-func pathID(r *http.Request) (int64, error) {
-	s := chi.URLParam(r, "id")
+func pathID(r *http.Request) (int64, error) { return pathParamID(r, "id") }
+
+func pathParamID(r *http.Request, name string) (int64, error) {
+	s := chi.URLParam(r, name)
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if err != nil || id <= 0 {
 		return 0, errorf(http.StatusBadRequest, "invalid id %q", s)
 	}
 	return id, nil

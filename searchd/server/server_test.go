@@ -230,6 +230,31 @@ func TestPostMessages(t *testing.T) {
 	}
 }
 
+func TestBackfillCheckpoint(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	at := time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := f.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{
+		{ID: 9002, ChannelID: 88, Author: api.Author{ID: 5, Username: "u"}, CreatedAt: at.Add(time.Minute), Content: "b"},
+		{ID: 9001, ChannelID: 88, Author: api.Author{ID: 5, Username: "u"}, CreatedAt: at, Content: "a"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.c.Backfill(ctx, 88)
+	if err != nil || b.Before != 0 || b.Complete || b.Newest != 9002 {
+		t.Fatalf("fresh checkpoint: %+v, %v", b, err)
+	}
+	if err := f.c.SetBackfill(ctx, &api.Backfill{Channel: 88, Before: 9001, Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = f.c.Backfill(ctx, 88); err != nil || b.Before != 9001 || !b.Complete || b.Newest != 9002 {
+		t.Fatalf("stored checkpoint: %+v, %v", b, err)
+	}
+	if b, err = f.c.Backfill(ctx, 89); err != nil || b.Before != 0 || b.Newest != 0 {
+		t.Fatalf("unknown channel: %+v, %v", b, err)
+	}
+}
+
 func TestBadRequests(t *testing.T) {
 	f := newFixture(t)
 	okMsg := `{"id":"1","channel_id":"2","author":{"id":"3","username":"u"},"created_at":"2025-01-01T00:00:00Z","content":"x"}`
@@ -268,6 +293,9 @@ func TestBadRequests(t *testing.T) {
 		{"search: bad mode", "GET", "/v1/search?q=x&mode=fuzzy", ``, nil, 400, "mode"},
 		{"search: bad cursor", "GET", "/v1/search?q=x&mode=lexical&cursor=zzz", ``, nil, 400, "invalid cursor"},
 		{"search: no query", "GET", "/v1/search", ``, nil, 400, "q (or keywords) is required"},
+		{"backfill: bad channel", "GET", "/v1/backfill/general", ``, nil, 400, "invalid id"},
+		{"backfill: other channel", "PUT", "/v1/backfill/5", `{"channel":"6","before":"1"}`, nil, 400, "differs"},
+		{"backfill: negative", "PUT", "/v1/backfill/5", `{"before":"-1"}`, nil, 400, "negative"},
 		{"search: no model", "GET", "/v1/search?q=boiler&mode=semantic", ``, nil, 503, "no embedding model"},
 	}
 	for _, tt := range tests {

@@ -12,7 +12,7 @@ import (
 )
 
 // Filter restricts a search; zero values mean no restriction. Times are
-// inclusive bounds in µs.
+// inclusive bounds in µs. Channels include their public threads.
 type Filter struct {
 	Authors, Channels []int64
 	Since, Until      int64
@@ -37,7 +37,18 @@ func (f *Filter) where() (string, []any) {
 		}
 	}
 	in("m.author_id", f.Authors)
-	in("m.channel_id", f.Channels)
+	if len(f.Channels) > 0 {
+		// A channel brings its public threads: they are readable by whoever
+		// reads the channel. A private thread must be named itself.
+		list := marks(len(f.Channels))
+		conds = append(conds, "(m.channel_id IN ("+list+") OR m.channel_id IN (SELECT id FROM channels WHERE parent_id IN ("+list+
+			") AND kind <> 'GuildPrivateThread'))")
+		for range 2 {
+			for _, id := range f.Channels {
+				args = append(args, id)
+			}
+		}
+	}
 	if f.Since != 0 {
 		conds = append(conds, "m.created_at >= ?")
 		args = append(args, f.Since)

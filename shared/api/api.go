@@ -203,6 +203,20 @@ type BatchResult struct {
 	Skipped   int `json:"skipped"` // deleted earlier: not brought back
 }
 
+// Backfill is a channel's backfill checkpoint, kept by searchd for the
+// bot: GET and PUT /v1/backfill/{channel}.
+type Backfill struct {
+	Channel ID `json:"channel"`
+	// Before is the oldest message the backfill reached (0: not started);
+	// the next page is the messages before it.
+	Before ID `json:"before"`
+	// Complete: the channel's first message was reached.
+	Complete bool `json:"complete"`
+	// Newest is the newest stored message of the channel (read-only),
+	// where catching up after downtime starts.
+	Newest ID `json:"newest"`
+}
+
 // JumpURL is the Discord link that opens a message in the client.
 func JumpURL(guild, channel, message ID) string {
 	g := "@me"
@@ -260,6 +274,10 @@ type QueryRequest struct {
 	Since    string `json:"since,omitempty"` // RFC 3339, a date, or Unix µs
 	Until    string `json:"until,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
+	// Cursor, from an earlier response's NextCursor with the same question
+	// and filters, fetches the next page of its results (no new plan, no
+	// summary).
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // QueryResponse is a grounded answer with the results it cites: [n] in
@@ -273,7 +291,11 @@ type QueryResponse struct {
 	Plan        QueryPlan      `json:"plan"`
 	Authors     []ID           `json:"authors,omitempty"`
 	Results     []SearchResult `json:"results"`
-	TookMillis  float64        `json:"took_ms"`
+	// Offset is the rank of Results[0] among all results (0 on the first
+	// page); NextCursor fetches the next page and is absent on the last.
+	Offset     int     `json:"offset,omitempty"`
+	NextCursor string  `json:"next_cursor,omitempty"`
+	TookMillis float64 `json:"took_ms"`
 }
 
 // QueryPlan is how the question was searched.

@@ -94,6 +94,18 @@ func (c *Client) Catchup(ctx context.Context, q *api.CatchupRequest) (*api.Catch
 	return &out, c.do(ctx, "POST", "/v1/catchup", nil, q, &out)
 }
 
+// Backfill calls GET /v1/backfill/{channel}.
+func (c *Client) Backfill(ctx context.Context, channel api.ID) (*api.Backfill, error) {
+	var out api.Backfill
+	return &out, c.do(ctx, "GET", "/v1/backfill/"+channel.String(), nil, nil, &out)
+}
+
+// SetBackfill calls PUT /v1/backfill/{channel}.
+func (c *Client) SetBackfill(ctx context.Context, b *api.Backfill) error {
+	var out api.Backfill
+	return c.do(ctx, "PUT", "/v1/backfill/"+b.Channel.String(), nil, b, &out)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
 	u := url.URL{Scheme: "http", Host: host, Path: path, RawQuery: q.Encode()}
 	var body io.Reader

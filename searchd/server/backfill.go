@@ -1,0 +1,42 @@
+package server
+
+import (
+	"net/http"
+
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
+)
+
+func (s *Server) backfill(w http.ResponseWriter, r *http.Request) error {
+	ch, err := pathParamID(r, "channel")
+	if err != nil {
+		return err
+	}
+	b, err := s.DB.Backfill(r.Context(), ch)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.Backfill{Channel: api.ID(ch), Before: api.ID(b.BeforeID),
+		Complete: b.Complete, Newest: api.ID(b.NewestID)})
+}
+
+func (s *Server) setBackfill(w http.ResponseWriter, r *http.Request) error {
+	ch, err := pathParamID(r, "channel")
+	if err != nil {
+		return err
+	}
+	var in api.Backfill
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.Channel != 0 && int64(in.Channel) != ch:
+		return errorf(http.StatusBadRequest, "channel %s in the body differs from %d in the path", in.Channel, ch)
+	case in.Before < 0:
+		return errorf(http.StatusBadRequest, "before must not be negative")
+	}
+	if err := s.DB.SetBackfill(r.Context(), &sqlite.Backfill{ChannelID: ch, BeforeID: int64(in.Before), Complete: in.Complete}); err != nil {
+		return err
+	}
+	return s.backfill(w, r)
+}

@@ -1,0 +1,56 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"dsearch/searchd"
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/segment"
+)
+
+// A channel filter admits the channel's public threads, never its private
+// ones (their members are not the channel's readers).
+func TestChannelFilterAndThreads(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	const channel, public, private, other = 100, 101, 102, 200
+	b := &searchd.Batch{Channels: []searchd.Channel{
+		{ID: channel, Name: "general", Kind: "GuildTextChat"},
+		{ID: public, ParentID: channel, Name: "plans", Kind: "GuildPublicThread"},
+		{ID: private, ParentID: channel, Name: "secret", Kind: "GuildPrivateThread"},
+		{ID: other, Name: "elsewhere", Kind: "GuildTextChat"},
+	}}
+	for i, ch := range []int64{channel, public, private, other} {
+		m := msg(int64(i+1), 0, 0)
+		m.ChannelID, m.Content = ch, "lighthouse trip"
+		b.Messages = append(b.Messages, m)
+	}
+	if _, err := db.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	expr := lexical.MatchExpr(lexical.Terms("lighthouse"))
+	for _, tt := range []struct {
+		channels []int64
+		want     []int64
+	}{
+		{[]int64{channel}, []int64{1, 2}},
+		{[]int64{channel, private}, []int64{1, 2, 3}},
+		{[]int64{public}, []int64{2}},
+		{[]int64{other}, []int64{4}},
+	} {
+		hits, err := db.Lexical(ctx, expr, Filter{Channels: tt.channels}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, h := range hits {
+			got = append(got, h.MessageID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("channels %v: messages %v, want %v", tt.channels, got, tt.want)
+		}
+	}
+}
