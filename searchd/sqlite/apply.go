@@ -96,7 +96,8 @@ const (
 	qInsertMsg = `INSERT INTO messages (id, channel_id, author_id, created_at, edited_at, content, type, reply_to_id, attachments)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 	qUpdateMsg = `UPDATE messages SET edited_at = ?, content = ?, type = ?, reply_to_id = ?, attachments = ?
-		WHERE id = ? AND (edited_at IS NOT ? OR content IS NOT ? OR type IS NOT ? OR reply_to_id IS NOT ? OR attachments IS NOT ?)`
+		WHERE id = ? AND (edited_at IS NOT ? OR content IS NOT ? OR type IS NOT ? OR reply_to_id IS NOT ? OR attachments IS NOT ?)
+		AND COALESCE(edited_at, 0) <= COALESCE(?, 0)` // an older copy (a late backfill page) never undoes an edit
 	qIndex      = `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`
 	qUnindex    = `DELETE FROM messages_fts WHERE rowid = ?`
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
@@ -321,7 +322,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 	if n, _ := r.RowsAffected(); n == 0 {
 		// Known: an edit keeps its segment, whose text is now stale.
 		r, err := a.exec(qUpdateMsg, edited, m.Content, m.Type, reply, m.Attachments,
-			m.ID, edited, m.Content, m.Type, reply, m.Attachments)
+			m.ID, edited, m.Content, m.Type, reply, m.Attachments, edited)
 		if err != nil {
 			return err
 		}

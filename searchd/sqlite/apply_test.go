@@ -193,6 +193,14 @@ func TestEditKeepsMembership(t *testing.T) {
 	if got := membership(t, db); !reflect.DeepEqual(got, [][]int64{{1, 2}, {3}}) {
 		t.Errorf("segments %v", got)
 	}
+	// The unedited copy arriving late (a backfill page fetched before the
+	// edit) leaves the edit in place.
+	if r := apply(t, db, msg(2, time.Minute, 0)); r.Unchanged != 1 {
+		t.Errorf("stale copy: %+v", r)
+	}
+	if _, msgs, _ := db.Segment(context.Background(), 1, 10); msgs[1].Content != "edited text" {
+		t.Errorf("a stale copy undid the edit: %q", msgs[1].Content)
+	}
 }
 
 func TestDelete(t *testing.T) {
