@@ -28,6 +28,9 @@ var ErrNoModel = errors.New("no embedding model is loaded: only lexical search i
 
 // Search runs one search and returns the page the cursor points at.
 func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
+	if req.Mode == "" && s.Embedder == nil {
+		req.Mode = Lexical // the default mode without a model; asking for another is an error
+	}
 	if err := req.Validate(); err != nil {
 		return nil, &InputError{err}
 	}

@@ -268,8 +268,11 @@ func TestLimits(t *testing.T) {
 	if _, err := bare.Search(context.Background(), Request{Query: "boiler", Mode: Lexical}); err != nil {
 		t.Error(err)
 	}
-	if _, err := bare.Search(context.Background(), Request{Query: "boiler"}); !errors.Is(err, ErrNoModel) {
+	if _, err := bare.Search(context.Background(), Request{Query: "boiler", Mode: Pipeline}); !errors.Is(err, ErrNoModel) {
 		t.Errorf("no model: %v", err)
+	}
+	if r, err := bare.Search(context.Background(), Request{Query: "boiler"}); err != nil || r.Mode != Lexical {
+		t.Errorf("default mode without a model: %+v, %v", r, err)
 	}
 }
 

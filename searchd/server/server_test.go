@@ -190,6 +190,10 @@ func TestSearchRoute(t *testing.T) {
 		!strings.HasPrefix(resp.Results[0].URL, "https://discord.com/channels/") {
 		t.Fatalf("search: %+v, %v", resp, err)
 	}
+	// Without a model the default mode is lexical.
+	if resp, err = f.c.Search(context.Background(), url.Values{"q": {"보일러"}}); err != nil || resp.Mode != "lexical" || len(resp.Results) == 0 {
+		t.Fatalf("default mode without a model: %+v, %v", resp, err)
+	}
 }
 
 func TestPostMessages(t *testing.T) {

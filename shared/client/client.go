@@ -10,6 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -137,4 +140,31 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 		return e
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// DefaultDataDir is where dsearch keeps its data when not told:
+// $XDG_DATA_HOME/dsearch, ~/Library/Application Support/dsearch on macOS,
+// else ~/.local/share/dsearch. Empty without a home directory.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "dsearch")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "dsearch")
+	}
+	return filepath.Join(home, ".local", "share", "dsearch")
+}
+
+// DefaultSocket is searchd's socket when not told: in
+// $XDG_RUNTIME_DIR/dsearch when there is one, else under the data
+// directory's run/.
+func DefaultSocket(dataDir string) string {
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		return filepath.Join(rt, "dsearch", "searchd.sock")
+	}
+	return filepath.Join(dataDir, "run", "searchd.sock")
 }

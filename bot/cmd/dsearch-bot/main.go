@@ -1,35 +1,149 @@
-// Command dsearch-bot is the Discord side of dsearch. It talks to searchd
-// only through the shared socket client.
+// Command dsearch-bot is the Discord side of dsearch: it keeps searchd's
+// copy of the server current and answers /query, /catchup and "Find
+// related conversations". It talks to searchd only through its socket.
 //
-// The Discord gateway and /query commands are not built yet; today the
-// binary checks that searchd answers on its socket.
+// The token comes from DSEARCH_TOKEN_FILE (a file only its owner can
+// read) or DSEARCH_TOKEN, never from a flag: arguments show in ps.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/peterbourgon/ff/v3"
+
+	"dsearch/bot"
 	"dsearch/shared/client"
 )
 
 func main() {
-	fs := flag.NewFlagSet("dsearch-bot", flag.ExitOnError)
-	socket := fs.String("socket", os.Getenv("DSEARCH_SOCKET"), "searchd socket path (DSEARCH_SOCKET)")
-	fs.Parse(os.Args[1:])
-	if *socket == "" {
-		fmt.Fprintln(os.Stderr, "dsearch-bot: --socket (or DSEARCH_SOCKET) is required")
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c := client.New(*socket)
-	h, err := c.Health(ctx)
-	if err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "dsearch-bot:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("searchd %s is up (schema %d)\n", h.Version, h.SchemaVersion)
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dsearch-bot", flag.ContinueOnError)
+	data := fs.String("data", client.DefaultDataDir(), "data directory; the spool lives in DATA/bot-spool")
+	socket := fs.String("socket", "", "searchd socket (default $XDG_RUNTIME_DIR/dsearch/searchd.sock, else DATA/run/searchd.sock)")
+	spoolDir := fs.String("spool", "", "directory for events waiting for searchd (default DATA/bot-spool)")
+	spoolMax := fs.Int64("spool-max-mb", 256, "most megabytes the spool may hold")
+	guilds := fs.String("guilds", "", "comma-separated server IDs to serve; empty serves every server the bot is in")
+	backfill := fs.Bool("backfill", true, "page through every readable channel's history on start (send SIGHUP for another pass)")
+	page := fs.Int("page-size", 5, "results per reply page")
+	check := fs.Bool("check", false, "only check that searchd answers, then exit")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "text or json")
+	fs.String("config", "", "config file (flag value per line)")
+	err := ff.Parse(fs, args, ff.WithEnvVarPrefix("DSEARCH"), ff.WithConfigFileFlag("config"), ff.WithConfigFileParser(ff.PlainParser))
+	if err != nil {
+		return err
+	}
+	if *socket == "" {
+		*socket = client.DefaultSocket(*data)
+	}
+	if *check {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h, err := client.New(*socket).Health(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "searchd %s is up (schema %d)\n", h.Version, h.SchemaVersion)
+		return nil
+	}
+	log, err := logger(*logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+	token, err := readToken()
+	if err != nil {
+		return err
+	}
+	cfg := bot.Config{Token: token, Socket: *socket, SpoolDir: *spoolDir, SpoolMax: *spoolMax << 20,
+		Backfill: *backfill, PageSize: *page, Log: log}
+	if cfg.SpoolDir == "" {
+		cfg.SpoolDir = filepath.Join(*data, "bot-spool")
+	}
+	for _, s := range strings.FieldsFunc(*guilds, func(r rune) bool { return r == ',' || r == ' ' }) {
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("--guilds: %q is not a server ID", s)
+		}
+		cfg.Guilds = append(cfg.Guilds, discord.GuildID(id))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := bot.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			log.Info("SIGHUP: backfilling again")
+			b.Backfill()
+		}
+	}()
+	return b.Run(ctx)
+}
+
+// readToken reads the bot token from DSEARCH_TOKEN_FILE, refusing a file
+// others can read, or else from DSEARCH_TOKEN.
+func readToken() (string, error) {
+	if path := os.Getenv("DSEARCH_TOKEN_FILE"); path != "" {
+		info, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("token file %s is readable by others (mode %04o); run chmod 600 %s", path, info.Mode().Perm(), path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		return cleanToken(string(b))
+	}
+	if t := os.Getenv("DSEARCH_TOKEN"); t != "" {
+		return cleanToken(t)
+	}
+	return "", errors.New("no bot token: set DSEARCH_TOKEN_FILE to a file holding it (mode 0600), or DSEARCH_TOKEN")
+}
+
+func cleanToken(s string) (string, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "Bot ")
+	if s == "" || strings.ContainsAny(s, " \n\t") {
+		return "", errors.New("the bot token is empty or malformed")
+	}
+	return s, nil
+}
+
+func logger(level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }

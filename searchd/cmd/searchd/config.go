@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -22,6 +21,7 @@ import (
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
+	"dsearch/shared/client"
 )
 
 // Config is what every subcommand shares.
@@ -60,7 +60,7 @@ func defaultBackend() string {
 
 // register adds the shared flags to fs.
 func (c *Config) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Data, "data", defaultDataDir(), "data directory (database); created 0700")
+	fs.StringVar(&c.Data, "data", client.DefaultDataDir(), "data directory (database); created 0700")
 	fs.StringVar(&c.Socket, "socket", "", "API socket path (default $XDG_RUNTIME_DIR/dsearch/searchd.sock, else DATA/run/searchd.sock)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -200,10 +200,7 @@ func (c *Config) SocketPath() string {
 	if c.Socket != "" {
 		return c.Socket
 	}
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
-		return filepath.Join(rt, "dsearch", "searchd.sock")
-	}
-	return filepath.Join(c.Data, "run", "searchd.sock")
+	return client.DefaultSocket(c.Data)
 }
 
 // Logger builds the process's one logger. Message text is never logged at
@@ -235,20 +232,6 @@ func (c *Config) validate() error {
 		return fmt.Errorf("--data is required (no home directory to default to)")
 	}
 	return nil
-}
-
-func defaultDataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "dsearch")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	if runtime.GOOS == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "dsearch")
-	}
-	return filepath.Join(home, ".local", "share", "dsearch")
 }
 
 func defaultConfigFile() string {

@@ -1,0 +1,190 @@
+// Package bot is the Discord side of dsearch: it keeps searchd's copy of
+// the server current (live events through an on-disk spool, history by
+// backfill) and answers /query, /catchup and "Find related conversations"
+// with only what the asking member may read. It talks to searchd through
+// shared/client alone: no model, database or LLM lives here.
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	dapi "github.com/diamondburned/arikawa/v3/api"
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/gateway"
+	"github.com/diamondburned/arikawa/v3/session"
+	"github.com/diamondburned/arikawa/v3/state"
+	"github.com/diamondburned/arikawa/v3/state/store/defaultstore"
+	"github.com/diamondburned/arikawa/v3/utils/handler"
+	"github.com/diamondburned/arikawa/v3/utils/httputil"
+	"github.com/diamondburned/arikawa/v3/utils/httputil/httpdriver"
+
+	"dsearch/bot/spool"
+	"dsearch/shared/api"
+	"dsearch/shared/client"
+)
+
+// Intents the bot needs. MessageContent is privileged: turn it on in the
+// Developer Portal (Bot → Privileged Gateway Intents), or every message
+// arrives empty.
+const Intents = gateway.IntentGuilds | gateway.IntentGuildMessages | gateway.IntentMessageContent
+
+// Config is what the bot needs to run.
+type Config struct {
+	Token    string // the bot token, without "Bot "
+	Socket   string // searchd's socket
+	SpoolDir string
+	SpoolMax int64 // bytes
+	// Guilds, when not empty, is the allowlist: other servers are ignored.
+	Guilds []discord.GuildID
+	// Backfill pages through every readable channel's history on start.
+	Backfill bool
+	// PageSize is the number of results per reply page.
+	PageSize int
+	// FlushEvery and BatchItems bound how long and how many live events
+	// wait before going to searchd.
+	FlushEvery time.Duration
+	BatchItems int
+	// Transport carries every Discord REST request; nil is the default.
+	// Tests point it at a fake Discord.
+	Transport http.RoundTripper
+	Log       *slog.Logger
+}
+
+// Bot is a running Discord bot.
+type Bot struct {
+	cfg     Config
+	log     *slog.Logger
+	state   *state.State
+	searchd *client.Client
+	spool   *spool.Spool
+	batch   *batcher
+	pages   *pages
+
+	// backfillQueue receives guilds to page through; overflow asks for a
+	// catch-up after the spool was full.
+	backfillQueue chan discord.GuildID
+	overflow      chan struct{}
+
+	mu       sync.Mutex
+	commands map[discord.GuildID]bool // guilds whose commands are registered
+	active   sync.WaitGroup
+}
+
+// New connects to Discord's REST API (not yet the gateway) and opens the
+// spool.
+func New(ctx context.Context, cfg Config) (*Bot, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("no bot token: set DSEARCH_TOKEN_FILE (a 0600 file) or DSEARCH_TOKEN")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cfg.PageSize = cmpOr(cfg.PageSize, 5)
+	cfg.FlushEvery = cmpOr(cfg.FlushEvery, time.Second)
+	cfg.BatchItems = cmpOr(cfg.BatchItems, 100)
+	cfg.SpoolMax = cmpOr(cfg.SpoolMax, 256<<20)
+	sp, err := spool.Open(cfg.SpoolDir, cfg.SpoolMax, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	token := "Bot " + cfg.Token
+	hc := httputil.NewClient()
+	hc.Client = httpdriver.WrapClient(http.Client{Transport: cfg.Transport, Timeout: 30 * time.Second})
+	rest := dapi.NewCustomClient(token, hc)
+	// The gateway's address comes through the same client, so a test's
+	// transport (or a proxy) sees every request.
+	data, err := rest.WithContext(ctx).BotURL()
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Discord: %w", err)
+	}
+	id := gateway.DefaultIdentifier(token)
+	id.AddIntents(Intents)
+	g := gateway.NewCustomWithIdentifier(gateway.AddGatewayParams(data.URL), id, nil)
+	sess := session.NewWithGateway(g, handler.New())
+	sess.Client = rest
+	b := &Bot{
+		cfg: cfg, log: cfg.Log, state: state.NewFromSession(sess, defaultstore.New()),
+		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(),
+		backfillQueue: make(chan discord.GuildID, 64), overflow: make(chan struct{}, 1),
+		commands: map[discord.GuildID]bool{},
+	}
+	b.batch = &batcher{spool: sp, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, overflow: b.overflow}
+	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
+	b.addHandlers()
+	return b, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Run connects to the gateway and serves until ctx ends.
+func (b *Bot) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	run(func(ctx context.Context) { b.spool.Run(ctx, b.post) })
+	run(b.batch.run)
+	run(b.backfillLoop)
+	if err := b.state.Open(ctx); err != nil {
+		cancel()
+		wg.Wait()
+		return fmt.Errorf("discord gateway: %w", err)
+	}
+	b.log.Info("connected to Discord", "spooled_batches", b.spool.Len())
+	<-ctx.Done()
+	err := b.state.Close()
+	b.active.Wait() // interactions in flight finish their replies
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// post sends one spooled batch to searchd.
+func (b *Bot) post(ctx context.Context, mb *api.MessageBatch) error {
+	_, err := b.searchd.PostMessages(ctx, mb)
+	return err
+}
+
+// Backfill asks for every allowed guild to be paged through again (and
+// caught up), as on start.
+func (b *Bot) Backfill() {
+	guilds, err := b.state.Guilds()
+	if err != nil {
+		b.log.Warn("backfill: no guilds known yet", "err", err)
+		return
+	}
+	for _, g := range guilds {
+		if b.allowed(g.ID) {
+			b.queueBackfill(g.ID)
+		}
+	}
+}
+
+func (b *Bot) queueBackfill(g discord.GuildID) {
+	select {
+	case b.backfillQueue <- g:
+	default:
+		b.log.Warn("backfill queue full; guild skipped this time", "guild", g)
+	}
+}
+
+// allowed applies the guild allowlist; direct messages are never synced.
+func (b *Bot) allowed(g discord.GuildID) bool {
+	return g.IsValid() && (len(b.cfg.Guilds) == 0 || slices.Contains(b.cfg.Guilds, g))
+}

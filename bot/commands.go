@@ -1,0 +1,327 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	dapi "github.com/diamondburned/arikawa/v3/api"
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/gateway"
+	"github.com/diamondburned/arikawa/v3/utils/json/option"
+
+	"dsearch/shared/api"
+)
+
+// Command names.
+const (
+	cmdQuery   = "query"
+	cmdCatchup = "catchup"
+	cmdRelated = "Find related conversations"
+	morePrefix = "more:"
+)
+
+var commands = []dapi.CreateCommandData{
+	{
+		Name: cmdQuery, Description: "Search this server's history and answer a question",
+		Options: discord.CommandOptions{
+			&discord.StringOption{OptionName: "question", Description: "What you want to find", Required: true, MaxLength: option.NewInt(1000)},
+			&discord.UserOption{OptionName: "author", Description: "Only messages by this person"},
+			&discord.ChannelOption{OptionName: "channel", Description: "Only this channel"},
+			&discord.StringOption{OptionName: "since", Description: "From this date (2024-05-01)"},
+			&discord.StringOption{OptionName: "until", Description: "Up to this date (2024-12-31)"},
+			&discord.BooleanOption{OptionName: "public", Description: "Show the answer to everyone in the channel"},
+		},
+	},
+	{
+		Name: cmdCatchup, Description: "Summarize a channel's conversations since a time",
+		Options: discord.CommandOptions{
+			&discord.ChannelOption{OptionName: "channel", Description: "The channel (default: this one)"},
+			&discord.StringOption{OptionName: "since", Description: "From this date or time (default: a day ago)"},
+		},
+	},
+	{Name: cmdRelated, Type: discord.MessageCommand},
+}
+
+// registerCommands puts the commands on a guild (guild commands appear at
+// once; global ones can take an hour).
+func (b *Bot) registerCommands(g discord.GuildID) {
+	b.mu.Lock()
+	done := b.commands[g]
+	b.commands[g] = true
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	app, err := b.appID()
+	if err == nil {
+		_, err = b.state.BulkOverwriteGuildCommands(app, g, commands)
+	}
+	if err != nil {
+		b.mu.Lock()
+		delete(b.commands, g)
+		b.mu.Unlock()
+		b.log.Error("cannot register commands", "guild", g, "err", err)
+	}
+}
+
+func (b *Bot) appID() (discord.AppID, error) {
+	r := b.state.Ready()
+	if r.Application.ID.IsValid() {
+		return r.Application.ID, nil
+	}
+	app, err := b.state.CurrentApplication()
+	if err != nil {
+		return 0, err
+	}
+	return app.ID, nil
+}
+
+// reply is what an interaction's deferred answer becomes.
+type reply struct {
+	embeds     []discord.Embed
+	components discord.ContainerComponents
+}
+
+// interact answers one interaction: defer at once (Discord allows three
+// seconds), work, then edit the deferred reply. Every failure becomes one
+// plain line for the user; details go to the log.
+func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute) // tokens live 15
+	defer cancel()
+	var run func(context.Context) (*reply, error)
+	ephemeral := true
+	update := false
+	switch d := e.Data.(type) {
+	case *discord.CommandInteraction:
+		switch d.Name {
+		case cmdQuery:
+			if pub, err := d.Options.Find("public").BoolValue(); err == nil && pub {
+				ephemeral = false
+			}
+			run = func(ctx context.Context) (*reply, error) { return b.query(ctx, e, d, !ephemeral) }
+		case cmdCatchup:
+			run = func(ctx context.Context) (*reply, error) { return b.catchup(ctx, e, d) }
+		case cmdRelated:
+			run = func(ctx context.Context) (*reply, error) { return b.related(ctx, e, d) }
+		}
+	case *discord.ButtonInteraction:
+		if key, ok := strings.CutPrefix(string(d.CustomID), morePrefix); ok {
+			pg := b.pages.get(key)
+			if pg != nil && pg.asker != sender(e) {
+				// Results follow the asker's permissions: not for others.
+				b.respondLine(e, "Only the person who asked can page through these results.")
+				return
+			}
+			update = true
+			run = func(ctx context.Context) (*reply, error) { return b.more(ctx, pg) }
+		}
+	}
+	if run == nil {
+		b.respondLine(e, "I do not know that command.")
+		return
+	}
+	deferred := dapi.InteractionResponse{Type: dapi.DeferredMessageInteractionWithSource, Data: &dapi.InteractionResponseData{}}
+	if update {
+		deferred = dapi.InteractionResponse{Type: dapi.DeferredMessageUpdate}
+	} else if ephemeral {
+		deferred.Data.Flags = discord.EphemeralMessage
+	}
+	if err := b.state.RespondInteraction(e.ID, e.Token, deferred); err != nil {
+		b.log.Error("cannot defer an interaction", "err", err)
+		return
+	}
+	r, err := run(ctx)
+	edit := dapi.EditInteractionResponseData{}
+	if err != nil {
+		b.log.Info("interaction failed", "command", commandName(e), "err", err)
+		edit.Content = option.NewNullableString(plainError(err))
+		edit.Embeds = &[]discord.Embed{}
+		edit.Components = &discord.ContainerComponents{}
+	} else {
+		edit.Content = option.NewNullableString("")
+		edit.Embeds = &r.embeds
+		edit.Components = &r.components
+	}
+	if _, err := b.state.EditInteractionResponse(e.AppID, e.Token, edit); err != nil {
+		b.log.Error("cannot send an answer", "command", commandName(e), "err", err)
+	}
+}
+
+// respondLine answers at once with one private line.
+func (b *Bot) respondLine(e *gateway.InteractionCreateEvent, line string) {
+	err := b.state.RespondInteraction(e.ID, e.Token, dapi.InteractionResponse{Type: dapi.MessageInteractionWithSource,
+		Data: &dapi.InteractionResponseData{Content: option.NewNullableString(line), Flags: discord.EphemeralMessage}})
+	if err != nil {
+		b.log.Error("cannot answer an interaction", "err", err)
+	}
+}
+
+func commandName(e *gateway.InteractionCreateEvent) string {
+	if d, ok := e.Data.(*discord.CommandInteraction); ok {
+		return d.Name
+	}
+	return "button"
+}
+
+func sender(e *gateway.InteractionCreateEvent) discord.UserID {
+	if u := e.Sender(); u != nil {
+		return u.ID
+	}
+	return 0
+}
+
+// plainError turns an error into one line a user can act on.
+func plainError(err error) string {
+	var ae *api.Error
+	switch {
+	case errors.As(err, &ae) && ae.Status == 503:
+		return "Search is not ready: " + ae.Message + "."
+	case errors.As(err, &ae) && ae.Status/100 == 4:
+		return "That did not work: " + ae.Message + "."
+	case errors.As(err, &ae):
+		return "Search failed inside searchd; the log there says why."
+	case strings.Contains(err.Error(), "searchd is not reachable"):
+		return "Search is down right now (searchd is not running). Try again in a minute."
+	case errors.Is(err, context.DeadlineExceeded):
+		return "That took too long. Try a narrower question."
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return "Sorry: " + line + "."
+}
+
+// memberOf is the asking member, or an error outside a server.
+func memberOf(e *gateway.InteractionCreateEvent) (*discord.Member, error) {
+	if !e.GuildID.IsValid() || e.Member == nil {
+		return nil, errors.New("use this in a server, not in direct messages")
+	}
+	return e.Member, nil
+}
+
+func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, public bool) (*reply, error) {
+	member, err := memberOf(e)
+	if err != nil {
+		return nil, err
+	}
+	if !b.allowed(e.GuildID) {
+		return nil, errors.New("this server is not in dsearch's allowlist")
+	}
+	var picked discord.ChannelID
+	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil {
+		picked = discord.ChannelID(s)
+	}
+	channels, err := b.channelFilter(e.GuildID, member, picked)
+	if err != nil {
+		return nil, err
+	}
+	req := api.QueryRequest{Question: d.Options.Find("question").String(), Channels: channels,
+		Since: d.Options.Find("since").String(), Until: d.Options.Find("until").String(), Limit: b.cfg.PageSize}
+	if s, err := d.Options.Find("author").SnowflakeValue(); err == nil && s.IsValid() {
+		req.Authors = []api.ID{api.ID(s)}
+	}
+	resp, err := b.searchd.Query(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	return b.answerReply(&page{asker: sender(e), request: req}, resp, public), nil
+}
+
+// more shows an answer's next page.
+func (b *Bot) more(ctx context.Context, pg *page) (*reply, error) {
+	if pg == nil {
+		return nil, errors.New("these results have expired; ask again")
+	}
+	resp, err := b.searchd.Query(ctx, &pg.request)
+	if err != nil {
+		return nil, err
+	}
+	return b.answerReply(pg, resp, false), nil
+}
+
+// answerReply renders an answer and, when there is more, a button whose
+// page state holds the next cursor.
+func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, public bool) *reply {
+	r := &reply{embeds: []discord.Embed{answerEmbed(&pg.request, resp, public)}}
+	if resp.NextCursor != "" {
+		next := &page{asker: pg.asker, request: pg.request}
+		next.request.Cursor = resp.NextCursor
+		key := b.pages.put(next)
+		r.components = discord.ContainerComponents{&discord.ActionRowComponent{
+			&discord.ButtonComponent{Style: discord.SecondaryButtonStyle(), Label: "More", CustomID: discord.ComponentID(morePrefix + key)},
+		}}
+	}
+	return r
+}
+
+func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction) (*reply, error) {
+	member, err := memberOf(e)
+	if err != nil {
+		return nil, err
+	}
+	ch := e.ChannelID
+	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil && s.IsValid() {
+		ch = discord.ChannelID(s)
+	}
+	if _, err := b.channelFilter(e.GuildID, member, ch); err != nil {
+		return nil, err
+	}
+	since := d.Options.Find("since").String()
+	if since == "" {
+		since = time.Now().Add(-24 * time.Hour).UTC().Format(time.RFC3339)
+	}
+	resp, err := b.searchd.Catchup(ctx, &api.CatchupRequest{Channel: api.ID(ch), Since: since, Limit: 10})
+	if err != nil {
+		return nil, err
+	}
+	return &reply{embeds: []discord.Embed{catchupEmbed(ch, since, resp)}}, nil
+}
+
+// related searches with a message's text, leaving out the conversation
+// the message belongs to.
+func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction) (*reply, error) {
+	member, err := memberOf(e)
+	if err != nil {
+		return nil, err
+	}
+	msg, ok := d.Resolved.Messages[d.TargetMessageID()]
+	if !ok || strings.TrimSpace(msg.Content) == "" {
+		return nil, errors.New("that message has no text to search with")
+	}
+	channels, err := b.channelFilter(e.GuildID, member, 0)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"q": {truncate(msg.Content, 1000)}, "limit": {"6"}}
+	for _, c := range channels {
+		q.Add("channel", c.String())
+	}
+	resp, err := b.searchd.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	own := int64(-1)
+	if mc, err := b.searchd.Message(ctx, api.ID(msg.ID), 0, 0); err == nil {
+		own = mc.Message.SegmentID
+	}
+	var results []api.SearchResult
+	for _, r := range resp.Results {
+		if r.SegmentID != own && r.MessageID != api.ID(msg.ID) && len(results) < b.cfg.PageSize {
+			results = append(results, r)
+		}
+	}
+	return &reply{embeds: []discord.Embed{relatedEmbed(results)}}, nil
+}
+
+// truncate cuts s to at most n bytes on a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,122 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// upsert converts a Discord message to what searchd stores. member, when
+// known, gives the author's nickname.
+func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
+	u := api.MessageUpsert{
+		ID: api.ID(m.ID), GuildID: api.ID(m.GuildID), ChannelID: api.ID(m.ChannelID),
+		Author: api.Author{ID: api.ID(m.Author.ID), Username: m.Author.Username,
+			GlobalName: m.Author.DisplayName, Bot: m.Author.Bot},
+		CreatedAt: m.Timestamp.Time().UTC(), Content: m.Content, Type: messageType(m.Type),
+		Attachments: len(m.Attachments),
+	}
+	if u.CreatedAt.Unix() <= 0 {
+		u.CreatedAt = m.ID.Time().UTC() // partial payloads: the snowflake knows
+	}
+	if member != nil {
+		u.Author.Nickname = member.Nick
+	}
+	if m.EditedTimestamp.IsValid() {
+		t := m.EditedTimestamp.Time().UTC()
+		u.EditedAt = &t
+	}
+	if r := m.Reference; r != nil {
+		switch {
+		case r.Type == discord.MessageReferenceTypeForward && len(m.MessageSnapshots) > 0:
+			// A forward's text lives in its snapshot.
+			var parts []string
+			for _, s := range m.MessageSnapshots {
+				parts = append(parts, s.Message.Content)
+			}
+			u.Content = strings.TrimSpace(strings.Join(append([]string{u.Content}, parts...), "\n"))
+		case m.Type == discord.InlinedReplyMessage:
+			u.ReplyToID = api.ID(r.MessageID)
+		}
+	}
+	for _, mu := range m.Mentions {
+		u.Mentions = append(u.Mentions, api.ID(mu.ID))
+	}
+	if len(u.Content) > api.MaxContentBytes { // never from Discord (4,000 characters)
+		u.Content = u.Content[:api.MaxContentBytes]
+		u.Content = strings.ToValidUTF8(u.Content, "")
+	}
+	return u
+}
+
+// messageType names a message type as DiscordChatExporter does, the form
+// searchd's segmentation rules read ("Default" and "Reply" are people
+// talking; everything else is a system message).
+func messageType(t discord.MessageType) string {
+	switch t {
+	case discord.DefaultMessage:
+		return "Default"
+	case discord.InlinedReplyMessage:
+		return "Reply"
+	case discord.ChannelPinnedMessage:
+		return "ChannelPinnedMessage"
+	case discord.GuildMemberJoinMessage:
+		return "GuildMemberJoin"
+	case discord.ThreadCreatedMessage:
+		return "ThreadCreated"
+	case discord.ChatInputCommandMessage:
+		return "ChatInputCommand"
+	case discord.ThreadStarterMessage:
+		return "ThreadStarterMessage"
+	}
+	return fmt.Sprintf("Type%d", int(t))
+}
+
+// channel converts a channel or thread.
+func channel(c *discord.Channel) api.Channel {
+	return api.Channel{ID: api.ID(c.ID), GuildID: api.ID(c.GuildID), ParentID: api.ID(c.ParentID),
+		Name: c.Name, Kind: channelKind(c.Type), Topic: c.Topic}
+}
+
+// channelKind names a channel type as DiscordChatExporter does; searchd
+// tells threads, and private threads, by these names.
+func channelKind(t discord.ChannelType) string {
+	switch t {
+	case discord.GuildText:
+		return "GuildTextChat"
+	case discord.GuildVoice:
+		return "GuildVoiceChat"
+	case discord.GuildCategory:
+		return "GuildCategory"
+	case discord.GuildAnnouncement:
+		return "GuildNews"
+	case discord.GuildAnnouncementThread:
+		return "GuildNewsThread"
+	case discord.GuildPublicThread:
+		return "GuildPublicThread"
+	case discord.GuildPrivateThread:
+		return "GuildPrivateThread"
+	case discord.GuildStageVoice:
+		return "GuildStageVoice"
+	case discord.GuildForum:
+		return "GuildForum"
+	}
+	return fmt.Sprintf("Type%d", int(t))
+}
+
+func isThread(t discord.ChannelType) bool {
+	return t == discord.GuildPublicThread || t == discord.GuildPrivateThread || t == discord.GuildAnnouncementThread
+}
+
+// holdsMessages reports whether a channel type has messages of its own
+// (categories and forums do not; a forum's posts are threads).
+func holdsMessages(t discord.ChannelType) bool {
+	switch t {
+	case discord.GuildCategory, discord.GuildForum, discord.GuildDirectory:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,81 @@
+package bot
+
+import (
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/gateway"
+
+	"dsearch/shared/api"
+)
+
+// addHandlers routes gateway events: places and messages to the batcher,
+// interactions to their commands.
+func (b *Bot) addHandlers() {
+	b.state.AddHandler(func(e *gateway.GuildCreateEvent) {
+		if !b.allowed(e.ID) {
+			b.log.Info("guild not in the allowlist; ignored", "guild", e.ID)
+			return
+		}
+		chans := make([]api.Channel, 0, len(e.Channels)+len(e.Threads))
+		for i := range e.Channels {
+			chans = append(chans, channel(&e.Channels[i]))
+		}
+		for i := range e.Threads {
+			chans = append(chans, channel(&e.Threads[i]))
+		}
+		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
+		b.registerCommands(e.ID)
+		if b.cfg.Backfill {
+			b.queueBackfill(e.ID)
+		}
+	})
+	place := func(c *discord.Channel) {
+		if b.allowed(c.GuildID) {
+			b.batch.places(nil, []api.Channel{channel(c)})
+		}
+	}
+	b.state.AddHandler(func(e *gateway.ChannelCreateEvent) { place(&e.Channel) })
+	b.state.AddHandler(func(e *gateway.ChannelUpdateEvent) { place(&e.Channel) })
+	b.state.AddHandler(func(e *gateway.ThreadCreateEvent) { place(&e.Channel) })
+	b.state.AddHandler(func(e *gateway.ThreadUpdateEvent) { place(&e.Channel) })
+	b.state.AddHandler(func(e *gateway.ThreadListSyncEvent) {
+		for i := range e.Threads {
+			place(&e.Threads[i])
+		}
+	})
+	b.state.AddHandler(func(e *gateway.MessageCreateEvent) { b.message(&e.Message, e.Member) })
+	b.state.AddHandler(func(e *gateway.MessageUpdateEvent) { b.message(&e.Message, e.Member) })
+	b.state.AddHandler(func(e *gateway.MessageDeleteEvent) {
+		if b.allowed(e.GuildID) {
+			b.batch.deletes(api.ID(e.ID))
+		}
+	})
+	b.state.AddHandler(func(e *gateway.MessageDeleteBulkEvent) {
+		if !b.allowed(e.GuildID) {
+			return
+		}
+		ids := make([]api.ID, len(e.IDs))
+		for i, id := range e.IDs {
+			ids[i] = api.ID(id)
+		}
+		b.batch.deletes(ids...)
+	})
+	b.state.AddHandler(func(e *gateway.InteractionCreateEvent) {
+		b.active.Add(1)
+		go func() {
+			defer b.active.Done()
+			b.interact(e)
+		}()
+	})
+}
+
+// message syncs a new or edited message. An update without an author is
+// Discord filling in link previews: nothing searchd keeps changed.
+func (b *Bot) message(m *discord.Message, member *discord.Member) {
+	if !b.allowed(m.GuildID) || !m.Author.ID.IsValid() || m.Flags&discord.EphemeralMessage != 0 {
+		return
+	}
+	if me, err := b.state.Me(); err == nil && m.Author.ID == me.ID {
+		return // our own answers would echo other messages into the index
+	}
+	b.batch.message(upsert(m, member))
+}

@@ -1,0 +1,81 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// readPermissions are what reading a channel's past messages takes.
+const readPermissions = discord.PermissionViewChannel | discord.PermissionReadMessageHistory
+
+// maxChannels is searchd's limit on a filter list.
+const maxChannels = 100
+
+// errNotReadable is shown when a member names a channel they cannot read.
+var errNotReadable = errors.New("you cannot read that channel")
+
+// readableChannels lists the guild's channels the member may read, from
+// the guild's roles and each channel's overwrites as the gateway gave
+// them. Threads are left out: searchd's channel filter brings a channel's
+// public threads, which follow their parent's permissions; private
+// threads are never searched for a member.
+func (b *Bot) readableChannels(guildID discord.GuildID, member *discord.Member) ([]api.ID, error) {
+	g, err := b.state.Guild(guildID)
+	if err != nil {
+		return nil, fmt.Errorf("this server is not known yet: %w", err)
+	}
+	roles, err := b.state.Roles(guildID)
+	if err != nil {
+		return nil, err
+	}
+	chans, err := b.state.Channels(guildID)
+	if err != nil {
+		return nil, err
+	}
+	var out []api.ID
+	for _, ch := range chans {
+		if isThread(ch.Type) || ch.Type == discord.GuildCategory {
+			continue
+		}
+		if discord.CalcOverrides(*g, ch, *member, roles).Has(readPermissions) {
+			out = append(out, api.ID(ch.ID))
+		}
+	}
+	return out, nil
+}
+
+// channelFilter is the channel list a member's search runs with: the one
+// they picked (which they must be able to read, directly or as a public
+// thread's parent) or every channel they can read.
+func (b *Bot) channelFilter(guildID discord.GuildID, member *discord.Member, picked discord.ChannelID) ([]api.ID, error) {
+	readable, err := b.readableChannels(guildID, member)
+	if err != nil {
+		return nil, err
+	}
+	if picked.IsValid() {
+		target := picked
+		if ch, err := b.state.Channel(picked); err == nil && isThread(ch.Type) {
+			if ch.Type == discord.GuildPrivateThread {
+				return nil, errNotReadable
+			}
+			target = ch.ParentID
+		}
+		for _, id := range readable {
+			if id == api.ID(target) {
+				return []api.ID{api.ID(picked)}, nil
+			}
+		}
+		return nil, errNotReadable
+	}
+	switch {
+	case len(readable) == 0:
+		return nil, errors.New("you cannot read any channel here")
+	case len(readable) > maxChannels:
+		return nil, fmt.Errorf("you can read %d channels; searchd takes at most %d at once, so pick one with the channel option", len(readable), maxChannels)
+	}
+	return readable, nil
+}

@@ -1,0 +1,185 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// Discord's embed limits, in characters.
+const (
+	maxTitle       = 256
+	maxDescription = 4096
+	maxFields      = 25
+	maxFieldName   = 256
+	maxFieldValue  = 1024
+	maxFooter      = 2048
+	maxEmbedTotal  = 6000
+	previewChars   = 180
+)
+
+const colour discord.Color = 0x5865F2
+
+// clip shortens s to n characters, marking the cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func answerEmbed(req *api.QueryRequest, resp *api.QueryResponse, public bool) discord.Embed {
+	desc := resp.Answer
+	if desc == "" {
+		desc = "_" + resp.AnswerError + "_"
+		if resp.Offset > 0 {
+			desc = fmt.Sprintf("_Results %d–%d_", resp.Offset+1, resp.Offset+len(resp.Results))
+		}
+	}
+	if len(resp.Results) == 0 {
+		desc = "Nothing relevant was found."
+	}
+	e := discord.Embed{Title: clip(req.Question, maxTitle), Description: clip(desc, maxDescription), Color: colour,
+		Fields: resultFields(resp.Results, resp.Offset)}
+	var foot []string
+	if p := resp.Plan; len(p.Subqueries) > 0 {
+		foot = append(foot, fmt.Sprintf("searched (%s plan): %s", p.Source, strings.Join(p.Subqueries, " · ")))
+		if len(p.Keywords) > 0 {
+			foot = append(foot, "keywords: "+strings.Join(p.Keywords, ", "))
+		}
+	}
+	foot = append(foot, filterLine(req, resp))
+	if public {
+		foot = append(foot, "shared by the asker; results follow their permissions")
+	}
+	e.Footer = &discord.EmbedFooter{Text: clip(strings.Join(foot, "\n"), maxFooter)}
+	return fitEmbed(e)
+}
+
+// filterLine says which filters the search ran with.
+func filterLine(req *api.QueryRequest, resp *api.QueryResponse) string {
+	parts := []string{fmt.Sprintf("%d channel(s) you can read", len(req.Channels))}
+	if len(req.Channels) == 1 {
+		parts[0] = "channel <#" + req.Channels[0].String() + ">"
+	}
+	authors := append([]api.ID{}, req.Authors...)
+	for _, a := range resp.Authors {
+		authors = append(authors, a)
+	}
+	if len(authors) > 0 {
+		var names []string
+		for _, a := range authors {
+			names = append(names, "<@"+a.String()+">")
+		}
+		parts = append(parts, "by "+strings.Join(names, ", "))
+	}
+	if req.Since != "" {
+		parts = append(parts, "since "+req.Since)
+	}
+	if req.Until != "" {
+		parts = append(parts, "until "+req.Until)
+	}
+	return "filters: " + strings.Join(parts, ", ")
+}
+
+// resultFields renders numbered results: who, when, what was said, and a
+// jump link to the first message shown.
+func resultFields(results []api.SearchResult, offset int) []discord.EmbedField {
+	var fields []discord.EmbedField
+	for i, r := range results {
+		if len(fields) == maxFields {
+			break
+		}
+		name := fmt.Sprintf("[%d] %s · %s", offset+i+1, strings.Join(r.Authors, ", "), r.StartAt.UTC().Format("2006-01-02 15:04"))
+		tail := fmt.Sprintf("[Jump to the conversation](%s)", r.URL)
+		fields = append(fields, discord.EmbedField{Name: clip(name, maxFieldName),
+			Value: previewText(r.Previews, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
+	}
+	return fields
+}
+
+// previewText is up to n characters of "name: text" lines.
+func previewText(msgs []api.Message, n int) string {
+	var b strings.Builder
+	used := 0
+	for _, m := range msgs {
+		line := fmt.Sprintf("**%s**: %s", m.AuthorName, clip(strings.Join(strings.Fields(m.Content), " "), previewChars))
+		if used > 0 {
+			line = "\n" + line
+		}
+		c := utf8.RuneCountInString(line)
+		if used+c > n {
+			if used == 0 {
+				b.WriteString(clip(line, n))
+			}
+			break
+		}
+		b.WriteString(line)
+		used += c
+	}
+	if used == 0 && b.Len() == 0 {
+		return "_(no text)_"
+	}
+	return b.String()
+}
+
+func catchupEmbed(ch discord.ChannelID, since string, resp *api.CatchupResponse) discord.Embed {
+	e := discord.Embed{Title: "Catch-up", Color: colour,
+		Description: fmt.Sprintf("Conversations in <#%s> since %s, newest first.", ch, since)}
+	if len(resp.Conversations) == 0 {
+		e.Description = fmt.Sprintf("No conversations in <#%s> since %s.", ch, since)
+	}
+	for _, c := range resp.Conversations {
+		if len(e.Fields) == maxFields {
+			break
+		}
+		name := fmt.Sprintf("%s · %d messages", c.StartAt.UTC().Format("2006-01-02 15:04"), c.MessageCount)
+		tail := fmt.Sprintf("[Jump](%s)", c.URL)
+		body := c.Summary
+		if body == "" {
+			body = previewText(c.Preview, maxFieldValue-utf8.RuneCountInString(tail)-1)
+		}
+		e.Fields = append(e.Fields, discord.EmbedField{Name: clip(name, maxFieldName),
+			Value: clip(body, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
+	}
+	if resp.SummaryError != "" {
+		e.Footer = &discord.EmbedFooter{Text: clip("no summaries: "+resp.SummaryError, maxFooter)}
+	}
+	return fitEmbed(e)
+}
+
+func relatedEmbed(results []api.SearchResult) discord.Embed {
+	e := discord.Embed{Title: "Related conversations", Color: colour, Fields: resultFields(results, 0)}
+	if len(results) == 0 {
+		e.Description = "Nothing related was found."
+	}
+	return fitEmbed(e)
+}
+
+// fitEmbed drops trailing fields, then shortens the description, until
+// the embed is within Discord's total.
+func fitEmbed(e discord.Embed) discord.Embed {
+	total := func() int {
+		n := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
+		for _, f := range e.Fields {
+			n += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
+		}
+		if e.Footer != nil {
+			n += utf8.RuneCountInString(e.Footer.Text)
+		}
+		return n
+	}
+	for total() > maxEmbedTotal && len(e.Fields) > 1 {
+		e.Fields = e.Fields[:len(e.Fields)-1]
+	}
+	if over := total() - maxEmbedTotal; over > 0 {
+		e.Description = clip(e.Description, max(1, utf8.RuneCountInString(e.Description)-over))
+	}
+	return e
+}
+
