@@ -182,4 +182,3 @@ func fitEmbed(e discord.Embed) discord.Embed {
 	}
 	return e
 }
-

@@ -312,7 +312,7 @@ func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 			}
 			err = d.send(0, "READY", map[string]any{"v": 9, "user": d.Me, "session_id": "fake-session",
 				"resume_gateway_url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway",
-				"guilds": []map[string]any{{"id": d.guild.Guild.ID, "unavailable": true}}, "private_channels": []any{},
+				"guilds":             []map[string]any{{"id": d.guild.Guild.ID, "unavailable": true}}, "private_channels": []any{},
 				"application": map[string]any{"id": d.App, "flags": 0}})
 			if err == nil {
 				err = d.send(0, "GUILD_CREATE", d.guildCreate())
