@@ -93,7 +93,7 @@ demo-run: build run-dir
 	trap 'kill $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 50); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
 	$(BIN)/searchd status --socket $(SOCKET); \
-	$(BIN)/dsearch-bot --socket $(SOCKET); \
+	$(BIN)/dsearch-bot --check --socket $(SOCKET); \
 	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1'; \
 	curl -sS --fail-with-body --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1 | head -c 600; echo; \
 	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/stats (embedding)'; \
@@ -110,9 +110,17 @@ demo-run: build run-dir
 	kill -INT $$pid; wait $$pid; trap - EXIT; \
 	[ ! -e $(SOCKET) ] && echo '--- searchd stopped cleanly; socket removed'
 
-# Serve the development database on run/searchd.sock until interrupted.
+# Serve the development database on run/searchd.sock and, when a bot token
+# is set (DSEARCH_TOKEN_FILE, a 0600 file, or DSEARCH_TOKEN), the Discord
+# bot beside it, until interrupted. docs/bot.md sets up the token.
 run: build run-dir
-	$(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) $(if $(wildcard $(MODEL)),--model $(MODEL))
+	@set -e; $(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) --ollama-url $(OLLAMA) \
+		$(if $(wildcard $(MODEL)),--model $(MODEL)) & pid=$$!; \
+	trap 'kill -INT $$pid 2>/dev/null; wait $$pid' EXIT; \
+	for i in $$(seq 100); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
+	if [ -z "$$DSEARCH_TOKEN_FILE$$DSEARCH_TOKEN" ]; then \
+		echo "no DSEARCH_TOKEN_FILE: serving searchd alone on $(SOCKET) (Ctrl-C stops)"; wait $$pid; \
+	else $(BIN)/dsearch-bot --data $(BUILD)/data --socket $(SOCKET); fi
 
 # Benchmarks: Go benchmarks, then the whole import of a synthetic
 # 650,000-message export with the blog's gap quantiles (cached).

@@ -101,7 +101,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	// The gateway's address comes through the same client, so a test's
 	// transport (or a proxy) sees every request.
 	data, err := rest.WithContext(ctx).BotURL()
-	if err != nil {
+	var he *httputil.HTTPError
+	switch {
+	case errors.As(err, &he) && he.Status == http.StatusUnauthorized:
+		return nil, errors.New("Discord refused the bot token (401): check the file DSEARCH_TOKEN_FILE names")
+	case err != nil:
 		return nil, fmt.Errorf("cannot reach Discord: %w", err)
 	}
 	id := gateway.DefaultIdentifier(token)

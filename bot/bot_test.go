@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -177,8 +176,27 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// lockedBuffer collects the bot's log.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 type env struct {
 	t       *testing.T
+	log     *lockedBuffer
 	discord *discordtest.Discord
 	sd      *searchd
 	c       *client.Client
@@ -203,9 +221,10 @@ func setup(t *testing.T) *env {
 	d := discordtest.New(t, fakeGuild(), discord.User{ID: botUser, Username: "dsearch", Bot: true}, appID)
 	d.AddHistory(history()...)
 	ctx, cancel := context.WithCancel(context.Background())
+	logs := &lockedBuffer{}
 	b, err := New(ctx, Config{Token: discordtest.Token, Socket: sd.sock, SpoolDir: filepath.Join(dir, "spool"),
 		Backfill: true, PageSize: 2, FlushEvery: 30 * time.Millisecond, Transport: d.Transport(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Log: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +242,7 @@ func setup(t *testing.T) *env {
 		}
 	})
 	d.WaitReady()
-	return &env{t: t, discord: d, sd: sd, c: client.New(sd.sock), bot: b}
+	return &env{t: t, log: logs, discord: d, sd: sd, c: client.New(sd.sock), bot: b}
 }
 
 // backfilled waits until searchd holds every message of the history.
@@ -472,5 +491,23 @@ func TestLiveSyncAndSpoolReplay(t *testing.T) {
 		if (i < 3) != (err == nil) {
 			t.Errorf("message %d after replay: %v", i, err)
 		}
+	}
+	// The outage was logged, never the messages.
+	log := e.log.String()
+	if !strings.Contains(log, "searchd unavailable") {
+		t.Errorf("the outage left no trace in the log:\n%s", log)
+	}
+	for _, text := range []string{"busan", "offline message", "small talk", "boiler"} {
+		if strings.Contains(log, text) {
+			t.Errorf("message text %q reached the log", text)
+		}
+	}
+}
+
+func TestBadTokenIsExplained(t *testing.T) {
+	d := discordtest.New(t, fakeGuild(), discord.User{ID: botUser, Username: "dsearch", Bot: true}, appID)
+	_, err := New(context.Background(), Config{Token: "wrong", Socket: "/nonexistent", SpoolDir: t.TempDir(), Transport: d.Transport()})
+	if err == nil || !strings.Contains(err.Error(), "refused the bot token") || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("bad token: %v", err)
 	}
 }

@@ -35,23 +35,40 @@ func main() {
 	}
 }
 
-func run(args []string, stdout io.Writer) error {
+// options are the command line; every flag also reads DSEARCH_<NAME>.
+type options struct {
+	data, socket, spool, guilds, logLevel, logFormat *string
+	spoolMax                                         *int64
+	backfill, check                                  *bool
+	page                                             *int
+}
+
+func newFlags() (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("dsearch-bot", flag.ContinueOnError)
-	data := fs.String("data", client.DefaultDataDir(), "data directory; the spool lives in DATA/bot-spool")
-	socket := fs.String("socket", "", "searchd socket (default $XDG_RUNTIME_DIR/dsearch/searchd.sock, else DATA/run/searchd.sock)")
-	spoolDir := fs.String("spool", "", "directory for events waiting for searchd (default DATA/bot-spool)")
-	spoolMax := fs.Int64("spool-max-mb", 256, "most megabytes the spool may hold")
-	guilds := fs.String("guilds", "", "comma-separated server IDs to serve; empty serves every server the bot is in")
-	backfill := fs.Bool("backfill", true, "page through every readable channel's history on start (send SIGHUP for another pass)")
-	page := fs.Int("page-size", 5, "results per reply page")
-	check := fs.Bool("check", false, "only check that searchd answers, then exit")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	logFormat := fs.String("log-format", "text", "text or json")
+	o := &options{
+		data:      fs.String("data", client.DefaultDataDir(), "data directory; the spool lives in DATA/bot-spool"),
+		socket:    fs.String("socket", "", "searchd socket (default $XDG_RUNTIME_DIR/dsearch/searchd.sock, else DATA/run/searchd.sock)"),
+		spool:     fs.String("spool", "", "directory for events waiting for searchd (default DATA/bot-spool)"),
+		spoolMax:  fs.Int64("spool-max-mb", 256, "most megabytes the spool may hold"),
+		guilds:    fs.String("guilds", "", "comma-separated server IDs to serve; empty serves every server the bot is in"),
+		backfill:  fs.Bool("backfill", true, "page through every readable channel's history on start (send SIGHUP for another pass)"),
+		page:      fs.Int("page-size", 5, "results per reply page"),
+		check:     fs.Bool("check", false, "only check that searchd answers, then exit"),
+		logLevel:  fs.String("log-level", "info", "debug, info, warn or error"),
+		logFormat: fs.String("log-format", "text", "text or json"),
+	}
 	fs.String("config", "", "config file (flag value per line)")
+	return fs, o
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs, o := newFlags()
 	err := ff.Parse(fs, args, ff.WithEnvVarPrefix("DSEARCH"), ff.WithConfigFileFlag("config"), ff.WithConfigFileParser(ff.PlainParser))
 	if err != nil {
 		return err
 	}
+	data, socket, spoolDir, guilds := o.data, o.socket, o.spool, o.guilds
+	check, logLevel, logFormat, spoolMax, backfill, page := o.check, o.logLevel, o.logFormat, o.spoolMax, o.backfill, o.page
 	if *socket == "" {
 		*socket = client.DefaultSocket(*data)
 	}
