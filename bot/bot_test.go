@@ -119,17 +119,42 @@ type searchd struct {
 	exited          chan struct{}
 }
 
+var (
+	searchdOnce sync.Once
+	searchdBin  string
+	searchdErr  error
+)
+
+// buildSearchd builds the searchd binary once for all tests (or takes
+// DSEARCH_SEARCHD_BIN).
 func buildSearchd(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("DSEARCH_SEARCHD_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "searchd")
-	out, err := exec.Command("go", "build", "-o", bin, "dsearch/searchd/cmd/searchd").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building searchd: %v\n%s", err, out)
+	searchdOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dsearch-searchd")
+		if err != nil {
+			searchdErr = err
+			return
+		}
+		searchdBin = filepath.Join(dir, "searchd")
+		if out, err := exec.Command("go", "build", "-o", searchdBin, "dsearch/searchd/cmd/searchd").CombinedOutput(); err != nil {
+			searchdErr = fmt.Errorf("building searchd: %v\n%s", err, out)
+		}
+	})
+	if searchdErr != nil {
+		t.Fatal(searchdErr)
 	}
-	return bin
+	return searchdBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if searchdBin != "" {
+		os.RemoveAll(filepath.Dir(searchdBin))
+	}
+	os.Exit(code)
 }
 
 func (s *searchd) start() {
@@ -205,7 +230,7 @@ type env struct {
 	mu      sync.Mutex
 }
 
-func setup(t *testing.T) *env {
+func setup(t *testing.T, configure ...func(*Config)) *env {
 	if testing.Short() {
 		t.Skip("builds and runs searchd")
 	}
@@ -222,9 +247,13 @@ func setup(t *testing.T) *env {
 	d.AddHistory(history()...)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &lockedBuffer{}
-	b, err := New(ctx, Config{Token: discordtest.Token, Socket: sd.sock, SpoolDir: filepath.Join(dir, "spool"),
+	cfg := Config{Token: discordtest.Token, Socket: sd.sock, SpoolDir: filepath.Join(dir, "spool"),
 		Backfill: true, PageSize: 2, FlushEvery: 30 * time.Millisecond, Transport: d.Transport(),
-		Log: slog.New(slog.NewTextHandler(logs, nil))})
+		Log: slog.New(slog.NewTextHandler(logs, nil))}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	b, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,6 +509,9 @@ func TestLiveSyncAndSpoolReplay(t *testing.T) {
 	e.discord.Dispatch("MESSAGE_DELETE_BULK", map[string]any{"ids": []string{sent[3].ID.String(), sent[4].ID.String()},
 		"channel_id": thread, "guild_id": guildID})
 	waitFor(t, "spooled batches", func() bool { return e.bot.spool.Len() > 0 })
+	if _, edit, _ := e.interaction(alice, 2, query("boiler")); edit["content"] != "Search is down right now (searchd is not running). Try again in a minute." {
+		t.Errorf("a question while searchd is down: %v", edit)
+	}
 	e.sd.start()
 	waitFor(t, "replay", func() bool { return e.bot.spool.Len() == 0 })
 	waitFor(t, "replayed messages", func() bool {
@@ -509,5 +541,21 @@ func TestBadTokenIsExplained(t *testing.T) {
 	_, err := New(context.Background(), Config{Token: "wrong", Socket: "/nonexistent", SpoolDir: t.TempDir(), Transport: d.Transport()})
 	if err == nil || !strings.Contains(err.Error(), "refused the bot token") || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("bad token: %v", err)
+	}
+}
+
+func TestGuildOutsideTheAllowlistIsIgnored(t *testing.T) {
+	e := setup(t, func(c *Config) { c.Guilds = []discord.GuildID{4242} })
+	e.discord.Dispatch("MESSAGE_CREATE", message(general, user(alice, "alice"), t0, "not for this bot"))
+	_, edit, _ := e.interaction(alice, 2, query("boiler"))
+	if edit["content"] != "Sorry: this server is not in dsearch's allowlist." {
+		t.Errorf("query from another server: %v", edit)
+	}
+	time.Sleep(100 * time.Millisecond) // a flush or two
+	if st, err := e.c.Stats(context.Background()); err != nil || st.Messages != 0 || st.Guilds != 0 {
+		t.Errorf("searchd got data from a server outside the allowlist: %+v, %v", st, err)
+	}
+	if len(e.discord.Calls("PUT", "/commands")) != 0 || len(e.discord.Calls("GET", "/messages")) != 0 {
+		t.Error("the bot registered commands or paged history in a server outside the allowlist")
 	}
 }

@@ -1,0 +1,47 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// A huge answer and many long results still make an embed Discord takes.
+func TestEmbedLimits(t *testing.T) {
+	long := strings.Repeat("보일러가 고장났어 ", 2000)
+	var results []api.SearchResult
+	for range 40 {
+		results = append(results, api.SearchResult{Authors: []string{strings.Repeat("이름", 200)}, StartAt: time.Now(),
+			URL:      "https://discord.com/channels/1/2/3",
+			Previews: []api.Message{{AuthorName: "a", Content: long}, {AuthorName: "b", Content: long}}})
+	}
+	req := &api.QueryRequest{Question: long}
+	resp := &api.QueryResponse{Answer: long, Results: results, Plan: api.QueryPlan{Subqueries: []string{long}, Source: "llm"}}
+	for name, e := range map[string]discord.Embed{"answer": answerEmbed(req, resp, true), "related": relatedEmbed(results),
+		"catchup": catchupEmbed(5, "2025-01-01", &api.CatchupResponse{Conversations: []api.Conversation{{Summary: long, URL: "u"}}})} {
+		total := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
+		if utf8.RuneCountInString(e.Title) > maxTitle || utf8.RuneCountInString(e.Description) > maxDescription || len(e.Fields) > maxFields {
+			t.Errorf("%s: title, description or field count over the limit", name)
+		}
+		for _, f := range e.Fields {
+			if utf8.RuneCountInString(f.Name) > maxFieldName || utf8.RuneCountInString(f.Value) > maxFieldValue {
+				t.Errorf("%s: a field over the limit", name)
+			}
+			if !strings.Contains(f.Value, "](https://discord.com/channels/1/2/3)") && name != "catchup" {
+				t.Errorf("%s: a field lost its jump link: %q", name, f.Value)
+			}
+			total += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
+		}
+		if e.Footer != nil {
+			total += utf8.RuneCountInString(e.Footer.Text)
+		}
+		if total > maxEmbedTotal || len(e.Fields) == 0 {
+			t.Errorf("%s: %d characters in %d fields", name, total, len(e.Fields))
+		}
+	}
+}
