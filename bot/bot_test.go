@@ -427,6 +427,25 @@ func TestQueryFollowsPermissionsAndPages(t *testing.T) {
 	if c, _ := edit["content"].(string); !strings.HasPrefix(c, "That did not work: since:") {
 		t.Errorf("bad date: %v", edit)
 	}
+	// New messages kill the cursor: More says so beside the page it leaves.
+	_, edit, _ = e.interaction(alice, 2, query("what happened with the boiler?"))
+	button := buttonID(edit)
+	fresh := message(general, user(bob, "bob"), t0.Add(300*24*time.Hour), "fresh news")
+	e.discord.Dispatch("MESSAGE_CREATE", fresh)
+	waitFor(t, "the new message", func() bool {
+		_, err := e.c.Message(context.Background(), api.ID(fresh.ID), 0, 0)
+		return err == nil
+	})
+	e.discord.Dispatch("INTERACTION_CREATE", map[string]any{"id": "8999", "application_id": fmt.Sprint(appID), "type": 3,
+		"data": map[string]any{"custom_id": button, "component_type": 2}, "guild_id": fmt.Sprint(guildID),
+		"channel_id": fmt.Sprint(general), "member": fakeGuild().Members[1], "token": "stale", "version": 1})
+	follow := e.discord.WaitCalls("POST", "/webhooks/7000/stale", 1)[0]
+	if !strings.Contains(string(follow.Body), "new messages arrived") || !strings.Contains(string(follow.Body), `"flags":64`) {
+		t.Errorf("stale More: %s", follow.Body)
+	}
+	if len(e.discord.Calls("PATCH", "/webhooks/7000/stale")) != 0 {
+		t.Error("a stale More replaced the page it was on")
+	}
 	// public:true is not ephemeral.
 	cb, _, _ = e.interaction(alice, 2, query("boiler", map[string]any{"name": "public", "type": 5, "value": true}))
 	if f, _ := cb["data"].(map[string]any)["flags"].(float64); f != 0 {

@@ -111,7 +111,11 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	case *discord.ButtonInteraction:
 		if key, ok := strings.CutPrefix(string(d.CustomID), morePrefix); ok {
 			pg := b.pages.get(key)
-			if pg != nil && pg.asker != sender(e) {
+			switch {
+			case pg == nil:
+				b.respondLine(e, "These results have expired; ask again.")
+				return
+			case pg.asker != sender(e):
 				// Results follow the asker's permissions: not for others.
 				b.respondLine(e, "Only the person who asked can page through these results.")
 				return
@@ -135,6 +139,16 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		return
 	}
 	r, err := run(ctx)
+	if err != nil && update {
+		// Keep the page on screen; say what went wrong beside it.
+		b.log.Info("interaction failed", "command", commandName(e), "err", err)
+		_, err = b.state.FollowUpInteraction(e.AppID, e.Token, dapi.InteractionResponseData{
+			Content: option.NewNullableString(plainError(err)), Flags: discord.EphemeralMessage})
+		if err != nil {
+			b.log.Error("cannot send an answer", "command", commandName(e), "err", err)
+		}
+		return
+	}
 	edit := dapi.EditInteractionResponseData{}
 	if err != nil {
 		b.log.Info("interaction failed", "command", commandName(e), "err", err)
@@ -231,9 +245,6 @@ func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *d
 
 // more shows an answer's next page.
 func (b *Bot) more(ctx context.Context, pg *page) (*reply, error) {
-	if pg == nil {
-		return nil, errors.New("these results have expired; ask again")
-	}
 	resp, err := b.searchd.Query(ctx, &pg.request)
 	if err != nil {
 		return nil, err

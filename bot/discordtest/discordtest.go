@@ -205,6 +205,11 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(body, &m)
 		m["id"], m["channel_id"], m["author"] = "1", "1", d.Me
 		writeJSON(w, 200, m)
+	case r.Method == "POST" && len(parts) == 3 && parts[0] == "webhooks": // a followup message
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		m["id"], m["channel_id"], m["author"] = "2", "1", d.Me
+		writeJSON(w, 200, m)
 	case r.Method == "GET" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		d.messagesPage(w, r, parts[1])
 	case r.Method == "GET" && len(parts) == 4 && parts[0] == "guilds" && parts[2] == "members":
