@@ -74,15 +74,7 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	guild, err := b.state.Guild(g)
-	if err != nil {
-		return nil, err
-	}
-	roles, err := b.state.Roles(g)
-	if err != nil {
-		return nil, err
-	}
-	chans, err := b.state.Channels(g)
+	guild, roles, chans, err := b.guildState(g)
 	if err != nil {
 		return nil, err
 	}

@@ -119,39 +119,36 @@ func (b *batcher) run(ctx context.Context) {
 	}
 }
 
-// split cuts a batch into batches of at most n items, places first.
+// split cuts a batch into batches of at most n items, in the order
+// searchd applies them: places, messages, deletions.
 func split(b *api.MessageBatch, n int) []*api.MessageBatch {
-	var out []*api.MessageBatch
-	cur := &api.MessageBatch{}
+	out := []*api.MessageBatch{{}}
 	count := 0
-	room := func() {
+	next := func() *api.MessageBatch { // the batch with room for one more
 		if count == n {
-			out = append(out, cur)
-			cur, count = &api.MessageBatch{}, 0
+			out, count = append(out, &api.MessageBatch{}), 0
 		}
+		count++
+		return out[len(out)-1]
 	}
 	for _, g := range b.Guilds {
-		room()
+		cur := next()
 		cur.Guilds = append(cur.Guilds, g)
-		count++
 	}
 	for _, c := range b.Channels {
-		room()
+		cur := next()
 		cur.Channels = append(cur.Channels, c)
-		count++
 	}
 	for _, m := range b.Messages {
-		room()
+		cur := next()
 		cur.Messages = append(cur.Messages, m)
-		count++
 	}
 	for _, d := range b.Deletes {
-		room()
+		cur := next()
 		cur.Deletes = append(cur.Deletes, d)
-		count++
 	}
-	if count > 0 {
-		out = append(out, cur)
+	if count == 0 {
+		return nil
 	}
 	return out
 }

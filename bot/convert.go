@@ -56,23 +56,20 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 // searchd's segmentation rules read ("Default" and "Reply" are people
 // talking; everything else is a system message).
 func messageType(t discord.MessageType) string {
-	switch t {
-	case discord.DefaultMessage:
-		return "Default"
-	case discord.InlinedReplyMessage:
-		return "Reply"
-	case discord.ChannelPinnedMessage:
-		return "ChannelPinnedMessage"
-	case discord.GuildMemberJoinMessage:
-		return "GuildMemberJoin"
-	case discord.ThreadCreatedMessage:
-		return "ThreadCreated"
-	case discord.ChatInputCommandMessage:
-		return "ChatInputCommand"
-	case discord.ThreadStarterMessage:
-		return "ThreadStarterMessage"
+	if name, ok := messageTypes[t]; ok {
+		return name
 	}
 	return fmt.Sprintf("Type%d", int(t))
+}
+
+var messageTypes = map[discord.MessageType]string{
+	discord.DefaultMessage:          "Default",
+	discord.InlinedReplyMessage:     "Reply",
+	discord.ChannelPinnedMessage:    "ChannelPinnedMessage",
+	discord.GuildMemberJoinMessage:  "GuildMemberJoin",
+	discord.ThreadCreatedMessage:    "ThreadCreated",
+	discord.ChatInputCommandMessage: "ChatInputCommand",
+	discord.ThreadStarterMessage:    "ThreadStarterMessage",
 }
 
 // channel converts a channel or thread.
@@ -84,27 +81,22 @@ func channel(c *discord.Channel) api.Channel {
 // channelKind names a channel type as DiscordChatExporter does; searchd
 // tells threads, and private threads, by these names.
 func channelKind(t discord.ChannelType) string {
-	switch t {
-	case discord.GuildText:
-		return "GuildTextChat"
-	case discord.GuildVoice:
-		return "GuildVoiceChat"
-	case discord.GuildCategory:
-		return "GuildCategory"
-	case discord.GuildAnnouncement:
-		return "GuildNews"
-	case discord.GuildAnnouncementThread:
-		return "GuildNewsThread"
-	case discord.GuildPublicThread:
-		return "GuildPublicThread"
-	case discord.GuildPrivateThread:
-		return "GuildPrivateThread"
-	case discord.GuildStageVoice:
-		return "GuildStageVoice"
-	case discord.GuildForum:
-		return "GuildForum"
+	if name, ok := channelKinds[t]; ok {
+		return name
 	}
 	return fmt.Sprintf("Type%d", int(t))
+}
+
+var channelKinds = map[discord.ChannelType]string{
+	discord.GuildText:               "GuildTextChat",
+	discord.GuildVoice:              "GuildVoiceChat",
+	discord.GuildCategory:           "GuildCategory",
+	discord.GuildAnnouncement:       "GuildNews",
+	discord.GuildAnnouncementThread: "GuildNewsThread",
+	discord.GuildPublicThread:       "GuildPublicThread",
+	discord.GuildPrivateThread:      "GuildPrivateThread",
+	discord.GuildStageVoice:         "GuildStageVoice",
+	discord.GuildForum:              "GuildForum",
 }
 
 func isThread(t discord.ChannelType) bool {

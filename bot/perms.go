@@ -24,15 +24,7 @@ var errNotReadable = errors.New("you cannot read that channel")
 // public threads, which follow their parent's permissions; private
 // threads are never searched for a member.
 func (b *Bot) readableChannels(guildID discord.GuildID, member *discord.Member) ([]api.ID, error) {
-	g, err := b.state.Guild(guildID)
-	if err != nil {
-		return nil, fmt.Errorf("this server is not known yet: %w", err)
-	}
-	roles, err := b.state.Roles(guildID)
-	if err != nil {
-		return nil, err
-	}
-	chans, err := b.state.Channels(guildID)
+	g, roles, chans, err := b.guildState(guildID)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +38,24 @@ func (b *Bot) readableChannels(guildID discord.GuildID, member *discord.Member) 
 		}
 	}
 	return out, nil
+}
+
+// guildState is what permissions are computed from, as the gateway
+// delivered it.
+func (b *Bot) guildState(id discord.GuildID) (*discord.Guild, []discord.Role, []discord.Channel, error) {
+	g, err := b.state.Guild(id)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("this server is not known yet: %w", err)
+	}
+	roles, err := b.state.Roles(id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	chans, err := b.state.Channels(id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g, roles, chans, nil
 }
 
 // channelFilter is the channel list a member's search runs with: the one
