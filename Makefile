@@ -135,7 +135,7 @@ bench-run: build
 	@rm -rf $(BUILD)/bench-data
 	/usr/bin/env time -f 'wall %es, max RSS %MKiB' $(BIN)/searchd import --data $(BUILD)/bench-data $(BENCH_EXPORT)
 	$(BIN)/searchd stats --data $(BUILD)/bench-data
-	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL)
+	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL) -n 10
 
 # Running as a service (deploy/README.md).
 PREFIX_BIN ?= $(CURDIR)/$(BIN)

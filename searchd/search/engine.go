@@ -113,10 +113,11 @@ type query struct {
 	within map[int64]*withinSegment
 }
 
-// keywordExpr is the FTS5 expression for "contains one of the keywords
-// (or their synonyms) verbatim".
-func (q *query) keywordExpr() string {
-	var alts []string
+// keywordAlternatives are "contains one of the keywords (or their
+// synonyms) verbatim": each alternative's terms must all appear. A
+// keyword of several Latin words is one term, a phrase.
+func (q *query) keywordAlternatives() [][]lexical.Term {
+	var alts [][]lexical.Term
 	seen := map[string]bool{}
 	add := func(k string) {
 		k = strings.ToLower(strings.TrimSpace(k))
@@ -124,8 +125,8 @@ func (q *query) keywordExpr() string {
 			return
 		}
 		seen[k] = true
-		if e := phraseExpr(k); e != "" {
-			alts = append(alts, "("+e+")")
+		if terms := phraseTerms(k); len(terms) > 0 {
+			alts = append(alts, terms)
 		}
 	}
 	for _, k := range q.Keywords {
@@ -134,26 +135,33 @@ func (q *query) keywordExpr() string {
 			add(syn)
 		}
 	}
+	return alts
+}
+
+// keywordExpr is keywordAlternatives as an FTS5 expression.
+func (q *query) keywordExpr() string {
+	var alts []string
+	for _, terms := range q.keywordAlternatives() {
+		alts = append(alts, "("+lexical.AllExpr(terms)+")")
+	}
 	return strings.Join(alts, " OR ")
 }
 
-// phraseExpr matches k as written: its words in order (one phrase when it
-// is all Latin words; each CJK run by its bigrams).
-func phraseExpr(k string) string {
+// phraseTerms matches k as written: its words in order (one phrase when
+// it is all Latin words; each CJK run by its bigrams).
+func phraseTerms(k string) []lexical.Term {
 	terms := lexical.Terms(k)
-	if len(terms) == 0 {
-		return ""
-	}
-	latin := true
 	words := make([]string, len(terms))
 	for i, t := range terms {
-		latin = latin && !t.CJK
+		if t.CJK {
+			return terms
+		}
 		words[i] = t.Text
 	}
-	if latin {
-		return lexical.MatchExpr([]lexical.Term{{Text: strings.Join(words, " ")}})
+	if len(terms) <= 1 {
+		return terms
 	}
-	return lexical.AllExpr(terms)
+	return []lexical.Term{{Text: strings.Join(words, " ")}}
 }
 
 // lexical ranks messages by BM25.
@@ -169,21 +177,12 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	var hits []sqlite.LexicalHit
-	var err error
-	// Coordination first: for a short query, messages holding at least two
-	// of its words, ranked by BM25, come before those holding one. FTS5
-	// scores every match before it can rank, and single common words match
-	// tens of thousands of messages; pairs match few. When pairs give too
-	// few results, all matches are ranked by BM25 alone.
-	if terms := lexical.Terms(q.text); len(terms) >= 2 && len(terms) <= 4 {
-		hits, err = q.svc.DB.Lexical(ctx, withKeywords(pairsExpr(terms), q.keywordExpr()), q.Filter, q.svc.Config.Window)
-		if err != nil {
-			return nil, err
-		}
+	hits, ok, err := q.memoryLexical(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if len(hits) < q.svc.Config.Window {
-		if hits, err = q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window); err != nil {
+	if !ok {
+		if hits, err = q.ftsLexical(ctx, expr); err != nil {
 			return nil, err
 		}
 	}
@@ -199,6 +198,69 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 			Components: map[string]Component{"lexical": {Rank: i + 1, Score: h.Score}}, Ranked: []int64{h.MessageID}}
 	}
 	return out, nil
+}
+
+// memoryLexical ranks with the in-memory keyword index, when it is loaded
+// and can answer the query (ok).
+func (q *query) memoryLexical(ctx context.Context) (hits []sqlite.LexicalHit, ok bool, err error) {
+	if q.svc.Keywords == nil {
+		return nil, false, nil
+	}
+	mq := lexical.Query{Terms: lexical.Terms(q.text), Required: q.keywordAlternatives(), Limit: q.svc.Config.Window}
+	if !lexical.Supports(mq) {
+		return nil, false, nil
+	}
+	idx, err := q.svc.Keywords.Current(ctx)
+	if err != nil || idx == nil {
+		return nil, false, err
+	}
+	if f := q.Filter; !f.Empty() {
+		var channels map[int64]bool
+		if len(f.Channels) > 0 {
+			if channels, err = q.svc.DB.ChannelsWithThreads(ctx, f.Channels); err != nil {
+				return nil, false, err
+			}
+		}
+		mq.Allow = func(channel, author, created int64) bool {
+			return (channels == nil || channels[channel]) && (len(f.Authors) == 0 || slices.Contains(f.Authors, author)) &&
+				(f.Since == 0 || created >= f.Since) && (f.Until == 0 || created <= f.Until)
+		}
+	}
+	found := idx.Search(mq)
+	ids := make([]int64, len(found))
+	for i, h := range found {
+		ids[i] = h.ID
+	}
+	segs, err := q.svc.DB.SegmentsOf(ctx, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	hits = make([]sqlite.LexicalHit, len(found))
+	for i, h := range found {
+		hits[i] = sqlite.LexicalHit{MessageID: h.ID, SegmentID: segs[h.ID], AuthorID: h.AuthorID, Score: h.Score}
+	}
+	return hits, true, nil
+}
+
+// ftsLexical ranks with FTS5.
+func (q *query) ftsLexical(ctx context.Context, expr string) ([]sqlite.LexicalHit, error) {
+	var hits []sqlite.LexicalHit
+	var err error
+	// Coordination first: for a short query, messages holding at least two
+	// of its words, ranked by BM25, come before those holding one. FTS5
+	// scores every match before it can rank, and single common words match
+	// tens of thousands of messages; pairs match few. When pairs give too
+	// few results, all matches are ranked by BM25 alone.
+	if terms := lexical.Terms(q.text); len(terms) >= 2 && len(terms) <= 4 {
+		hits, err = q.svc.DB.Lexical(ctx, withKeywords(pairsExpr(terms), q.keywordExpr()), q.Filter, q.svc.Config.Window)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(hits) < q.svc.Config.Window {
+		return q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window)
+	}
+	return hits, nil
 }
 
 // pairsExpr matches texts holding at least two of the terms.

@@ -81,6 +81,9 @@ type Service struct {
 	DB       *sqlite.DB
 	Matrix   *index.Matrix
 	Embedder Embedder
+	// Keywords, when set and loaded, ranks keyword searches in memory;
+	// otherwise FTS5 does.
+	Keywords *index.Keywords
 	Config   Config
 }
 

@@ -80,6 +80,25 @@ func setup(t *testing.T) *Service {
 	return &Service{DB: db, Matrix: matrix, Embedder: model, Config: DefaultConfig()}
 }
 
+// inMemory is s with the in-memory keyword index loaded: keyword search
+// then runs there instead of FTS5.
+func inMemory(t *testing.T, s *Service) *Service {
+	t.Helper()
+	kw := &index.Keywords{DB: s.DB}
+	if err := kw.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := *s
+	c.Keywords = kw
+	return &c
+}
+
+// bothIndexes runs a test over FTS5 and over the in-memory index.
+func bothIndexes(t *testing.T, s *Service, test func(t *testing.T, s *Service)) {
+	t.Run("fts5", func(t *testing.T) { test(t, s) })
+	t.Run("memory", func(t *testing.T) { test(t, inMemory(t, s)) })
+}
+
 func run(t *testing.T, s *Service, r Request) *Response {
 	t.Helper()
 	resp, err := s.Search(context.Background(), r)
@@ -125,8 +144,9 @@ func TestModes(t *testing.T) {
 	}
 }
 
-func TestFilters(t *testing.T) {
-	s := setup(t)
+func TestFilters(t *testing.T) { bothIndexes(t, setup(t), testFilters) }
+
+func testFilters(t *testing.T, s *Service) {
 	for _, mode := range []Mode{Pipeline, Semantic, Hybrid, Lexical} {
 		resp := run(t, s, Request{Query: "the game and the boiler", Mode: mode, Filter: sqlite.Filter{Channels: []int64{games}}, RankedMessages: true})
 		for _, id := range resp.RankedMessages {
@@ -188,8 +208,9 @@ func TestKeywordsFallbackSynonyms(t *testing.T) {
 	}
 }
 
-func TestKoreanAndHostileQueries(t *testing.T) {
-	s := setup(t)
+func TestKoreanAndHostileQueries(t *testing.T) { bothIndexes(t, setup(t), testKoreanAndHostile) }
+
+func testKoreanAndHostile(t *testing.T, s *Service) {
 	// 학교 and 보일러 appear only inside longer word forms.
 	for _, q := range []string{"학교", "보일러", "기사님"} {
 		resp := run(t, s, Request{Query: q, Mode: Lexical, RankedMessages: true})
@@ -385,8 +406,9 @@ func TestShortSegmentFoundByKeyword(t *testing.T) {
 	}
 }
 
-func TestOneSyllableKorean(t *testing.T) {
-	s := setup(t)
+func TestOneSyllableKorean(t *testing.T) { bothIndexes(t, setup(t), testOneSyllableKorean) }
+
+func testOneSyllableKorean(t *testing.T, s *Service) {
 	ctx := context.Background()
 	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{
 		m(30, general, bob, 70*time.Hour, "오늘은 집에 일찍 갈게"),

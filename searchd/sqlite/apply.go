@@ -35,6 +35,7 @@ func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, 
 			return err
 		}
 		defer a.close()
+		a.logText = cp == nil
 		if res, err = a.apply(b); err != nil {
 			return err
 		}
@@ -80,7 +81,11 @@ type applier struct {
 	now   int64
 
 	tombstones bool // any tombstone exists: check inserts against them
-	stmts      map[string]*sql.Stmt
+	// logText records each changed message in text_changes for the
+	// in-memory keyword index; an import instead bumps text_epoch once,
+	// and the index reloads.
+	logText bool
+	stmts   map[string]*sql.Stmt
 
 	spans   map[int64]*span   // by segment ID
 	current map[int64]*span   // channel → its most recently started segment
@@ -190,16 +195,32 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if err := a.flush(); err != nil {
 		return res, err
 	}
-	if res.Inserted+res.Updated+res.Deleted > 0 {
-		return res, bumpIndexVersion(a.ctx, a.tx)
+	if res.Inserted+res.Updated+res.Deleted == 0 {
+		return res, nil
 	}
-	return res, nil
+	if !a.logText {
+		if _, err := a.tx.ExecContext(a.ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'text_epoch'`); err != nil {
+			return res, err
+		}
+	}
+	return res, bumpIndexVersion(a.ctx, a.tx)
+}
+
+// textChanged notes a message whose text the keyword index must read again.
+func (a *applier) textChanged(id int64) error {
+	if !a.logText {
+		return nil
+	}
+	_, err := a.exec(`INSERT INTO text_changes (message_id) VALUES (?)`, id)
+	return err
 }
 
 // indexText adds a message to the keyword index.
 func (a *applier) indexText(id int64, content string) error {
-	_, err := a.exec(qIndex, id, content, lexical.Bigrams(content))
-	return err
+	if _, err := a.exec(qIndex, id, content, lexical.Bigrams(content)); err != nil {
+		return err
+	}
+	return a.textChanged(id)
 }
 
 // bumpIndexVersion marks that searchable data changed.
@@ -713,6 +734,9 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	}
 	if n, _ := r.RowsAffected(); n > 0 {
 		res.Deleted++
+		if err := a.textChanged(id); err != nil {
+			return err
+		}
 	}
 	if _, err := a.exec(`INSERT INTO tombstones (message_id, deleted_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, a.now); err != nil {
 		return err

@@ -96,7 +96,13 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 		return err
 	}
 	fmt.Printf("matrix: %d × %d loaded in %s\n", matrix.Len(), dim, time.Since(start).Round(time.Millisecond))
-	svc := &search.Service{DB: db, Matrix: matrix, Embedder: randomEmbedder{dim}, Config: search.DefaultConfig()}
+	start = time.Now()
+	kw := &index.Keywords{DB: db}
+	if err := kw.Load(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("keyword index: %d messages loaded in %s\n", kw.Len(), time.Since(start).Round(time.Millisecond))
+	svc := &search.Service{DB: db, Matrix: matrix, Embedder: randomEmbedder{dim}, Config: search.DefaultConfig(), Keywords: kw}
 	runtime.GC()
 
 	fmt.Printf("\n%d queries × %d runs per mode, excluding query embedding:\n", len(queries), iterations)

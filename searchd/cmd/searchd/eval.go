@@ -98,7 +98,11 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 	if err != nil {
 		return err
 	}
-	svc := &search.Service{DB: db, Config: sc}
+	kw := &index.Keywords{DB: db}
+	if err := kw.Load(ctx); err != nil {
+		return err
+	}
+	svc := &search.Service{DB: db, Config: sc, Keywords: kw}
 	needModel := slices.ContainsFunc(modes, func(md search.Mode) bool { return md != search.Lexical })
 	if needModel {
 		log, err := cfg.Logger(m.Stderr)

@@ -45,7 +45,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	if err != nil {
 		return err
 	}
-	svc := &search.Service{DB: db, Config: sc}
+	svc := &search.Service{DB: db, Config: sc, Keywords: &index.Keywords{DB: db, Log: log}}
 	// The model loads before anything else runs: hugot's ORT loader
 	// changes the working directory while it loads.
 	var emb *server.Embedding
@@ -85,8 +85,17 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 			emb.Job.Run(ctx, 10*time.Second)
 		}
 	}()
+	// Keyword search runs on FTS5 until the in-memory index has loaded.
+	keywordsDone := make(chan struct{})
+	go func() {
+		defer close(keywordsDone)
+		if err := svc.Keywords.Run(ctx, time.Minute); err != nil && ctx.Err() == nil {
+			log.Error("keyword index: not loaded; keyword search stays on FTS5", "err", err)
+		}
+	}()
 	err = srv.Serve(ctx, ln, grace)
 	<-jobDone // the job stops after its current batch; then model and database close
+	<-keywordsDone
 	log.Info("searchd stopped")
 	return err
 }

@@ -1,0 +1,171 @@
+package search
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/index"
+	"dsearch/searchd/ingest"
+	"dsearch/searchd/internal/sample"
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+)
+
+// The in-memory keyword index ranks exactly as FTS5's bm25() does: the
+// same messages, the same scores, with keywords and filters.
+func TestMemoryIndexRanksAsFTS5(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	paths, err := sample.WriteSynthetic(filepath.Join(t.TempDir(), "x"), sample.Synthetic{Messages: 20000, Channels: 3, Users: 6, Seed: 5, ReplyRate: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: segment.DefaultRules}).Import(ctx, paths) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	kw := &index.Keywords{DB: db}
+	if err := kw.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mem := &Service{DB: db, Keywords: kw, Config: DefaultConfig()}
+	fts := &Service{DB: db, Config: DefaultConfig()}
+	mem.Config.AuthorBoost, fts.Config.AuthorBoost = 0, 0
+	st, _ := db.Stats(ctx)
+	mid := (st.FirstAt + st.LastAt) / 2
+	some, err := db.Lexical(ctx, lexical.MatchExpr(lexical.Terms("치킨")), sqlite.Filter{}, 1)
+	if err != nil || len(some) == 0 {
+		t.Fatalf("no author to filter by: %v", err)
+	}
+	cases := []Request{
+		{Query: "deploy"}, {Query: "이사"}, {Query: "보일러 수리"}, {Query: "집"}, {Query: "deploy server bug deadline"},
+		{Query: "coffee", Keywords: []string{"weekend"}}, {Query: "game", Filter: sqlite.Filter{Since: mid}},
+		{Keywords: []string{"치킨"}}, {Query: "치킨 맥주 저녁", Filter: sqlite.Filter{Authors: []int64{some[0].AuthorID}}},
+	}
+	for _, r := range cases {
+		r.Mode = Lexical
+		terms := lexical.Terms(r.Query)
+		exact, err := db.Lexical(ctx, withKeywords(lexical.MatchExpr(terms), (&query{Request: r, svc: fts}).keywordExpr()), r.Filter, 20)
+		if r.Query == "" {
+			exact, err = db.Lexical(ctx, (&query{Request: r, svc: fts}).keywordExpr(), r.Filter, 20)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &query{Request: r, svc: mem, text: r.Query}
+		got, ok, err := q.memoryLexical(ctx)
+		if err != nil || !ok {
+			t.Fatalf("%+v: ok %v, %v", r, ok, err)
+		}
+		if len(exact) == 0 {
+			t.Errorf("%+v: FTS5 found nothing; the case tests nothing", r)
+		}
+		for i := range min(len(exact), len(got), 20) {
+			e, g := exact[i], got[i]
+			if math.Abs(e.Score-g.Score) > 1e-9*math.Abs(e.Score) {
+				t.Errorf("%+v #%d: score %v, FTS5 %v", r, i, g.Score, e.Score)
+				break
+			}
+			if e.MessageID != g.MessageID && e.Score != g.Score {
+				t.Errorf("%+v #%d: message %d, FTS5 %d", r, i, g.MessageID, e.MessageID)
+				break
+			}
+		}
+	}
+}
+
+// Writes by anyone reach the in-memory index before the next search.
+func TestMemoryIndexFollowsChanges(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	kw := &index.Keywords{DB: db}
+	if err := kw.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{DB: db, Keywords: kw, Config: DefaultConfig()}
+	find := func(q string) []int64 {
+		t.Helper()
+		resp := run(t, s, Request{Query: q, Mode: Lexical, RankedMessages: true})
+		return resp.RankedMessages
+	}
+	apply := func(b *searchd.Batch) {
+		t.Helper()
+		if _, err := db.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(&searchd.Batch{Messages: []searchd.Message{m(1, general, alice, 0, "the lighthouse trip"), m(2, general, bob, time.Minute, "보일러 고장")}})
+	if got := find("lighthouse"); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("after insert: %v", got)
+	}
+	edited := m(1, general, alice, 0, "the museum trip")
+	edited.EditedAt = t0.Add(time.Hour).UnixMicro()
+	apply(&searchd.Batch{Messages: []searchd.Message{edited}, Deletes: []int64{2}})
+	if got := find("lighthouse"); len(got) != 0 {
+		t.Errorf("an edited-away word is still found: %v", got)
+	}
+	if got := find("museum"); len(got) != 1 {
+		t.Errorf("the edit is not found: %v", got)
+	}
+	if got := find("보일러"); len(got) != 0 {
+		t.Errorf("a deleted message is still found: %v", got)
+	}
+	// Trimming the log after catching up loses nothing.
+	if _, err := kw.Current(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TrimTextChanges(ctx, math.MaxInt64); err != nil {
+		t.Fatal(err)
+	}
+	apply(&searchd.Batch{Messages: []searchd.Message{m(3, games, bob, 2*time.Hour, "museum again")}})
+	if got := find("museum"); len(got) != 2 {
+		t.Errorf("after trimming: %v", got)
+	}
+	// An import logs no messages: the index loads again, and keyword search
+	// runs on FTS5 until it has.
+	imported := m(6, general, bob, 4*time.Hour, "museum from an export")
+	if _, err := db.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{imported}}, segment.DefaultRules,
+		&sqlite.Checkpoint{Path: "x.json", Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+	if idx, err := kw.Current(ctx); err != nil || idx != nil {
+		t.Errorf("after an import: index %v, %v; want none while it reloads", idx, err)
+	}
+	if got := find("museum"); len(got) != 3 {
+		t.Errorf("during the reload (FTS5): %v", got)
+	}
+	waitFor := time.Now().Add(5 * time.Second)
+	for idx, _ := kw.Current(ctx); idx == nil; idx, _ = kw.Current(ctx) {
+		if time.Now().After(waitFor) {
+			t.Fatal("the index never reloaded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if kw.Len() != 3 {
+		t.Errorf("reloaded index holds %d messages, want 3 (1, 3 and 6)", kw.Len())
+	}
+	// A channel filter brings the channel's public threads, not private ones.
+	pub, priv := m(4, 201, alice, 3*time.Hour, "museum tickets"), m(5, 202, alice, 3*time.Hour, "museum secret")
+	apply(&searchd.Batch{Channels: []searchd.Channel{{ID: games, Name: "games"}, {ID: 201, ParentID: games, Kind: "GuildPublicThread"},
+		{ID: 202, ParentID: games, Kind: "GuildPrivateThread"}}, Messages: []searchd.Message{pub, priv}})
+	resp := run(t, s, Request{Query: "museum", Mode: Lexical, RankedMessages: true, Filter: sqlite.Filter{Channels: []int64{games}}})
+	slices.Sort(resp.RankedMessages)
+	if !slices.Equal(resp.RankedMessages, []int64{3, 4}) {
+		t.Errorf("channel filter with threads: %v, want 3 and 4", resp.RankedMessages)
+	}
+}
