@@ -47,6 +47,11 @@ func newMetrics(s *Server) *metrics {
 		n, _ := s.DB.MessageCount(ctx)
 		return float64(n)
 	})
+	if s.Search != nil && s.Search.Keywords != nil {
+		kw := s.Search.Keywords
+		gauge("dsearch_keyword_index_messages", "Messages in the in-memory keyword index (0 while it loads: FTS5 serves).",
+			func() float64 { return float64(kw.Len()) })
+	}
 	if e := s.Embedding; e != nil {
 		gauge("dsearch_index_vectors", "Segment vectors in the in-memory matrix.", func() float64 { return float64(e.Matrix.Len()) })
 		gauge("dsearch_embedding_backlog_segments", "Segments waiting for a vector.", func() float64 {
