@@ -517,6 +517,18 @@ func TestLiveSyncAndSpoolReplay(t *testing.T) {
 		t.Errorf("a deleted message is still found: %+v, %v", r, err)
 	}
 
+	// A message and its edit in quick succession: the edit wins.
+	quick := message(general, user(bob, "bob"), at.Add(time.Hour), "first words")
+	quickEdit := quick
+	quickEdit.Content, quickEdit.EditedTimestamp = "second words", discord.NewTimestamp(at.Add(time.Hour+time.Second))
+	e.discord.Dispatch("MESSAGE_CREATE", quick)
+	e.discord.Dispatch("MESSAGE_UPDATE", quickEdit)
+	waitFor(t, "the quick edit", func() bool {
+		m, err := e.c.Message(ctx, api.ID(quick.ID), 0, 0)
+		return err == nil && m.Message.Content == "second words"
+	})
+	total++
+
 	// searchd goes away; events wait in the spool, in order.
 	e.sd.stop()
 	var sent []discord.Message

@@ -8,9 +8,11 @@ import (
 )
 
 // addHandlers routes gateway events: places and messages to the batcher,
-// interactions to their commands.
+// interactions to their commands. The handlers run in the order events
+// arrive (arikawa's plain handlers each get a goroutine, which could put
+// an edit before its message), so they only queue work and return.
 func (b *Bot) addHandlers() {
-	b.state.AddHandler(func(e *gateway.GuildCreateEvent) {
+	b.state.AddSyncHandler(func(e *gateway.GuildCreateEvent) {
 		if !b.allowed(e.ID) {
 			b.log.Info("guild not in the allowlist; ignored", "guild", e.ID)
 			return
@@ -23,7 +25,7 @@ func (b *Bot) addHandlers() {
 			chans = append(chans, channel(&e.Threads[i]))
 		}
 		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
-		b.registerCommands(e.ID)
+		go b.registerCommands(e.ID)
 		if b.cfg.Backfill {
 			b.queueBackfill(e.ID)
 		}
@@ -33,23 +35,23 @@ func (b *Bot) addHandlers() {
 			b.batch.places(nil, []api.Channel{channel(c)})
 		}
 	}
-	b.state.AddHandler(func(e *gateway.ChannelCreateEvent) { place(&e.Channel) })
-	b.state.AddHandler(func(e *gateway.ChannelUpdateEvent) { place(&e.Channel) })
-	b.state.AddHandler(func(e *gateway.ThreadCreateEvent) { place(&e.Channel) })
-	b.state.AddHandler(func(e *gateway.ThreadUpdateEvent) { place(&e.Channel) })
-	b.state.AddHandler(func(e *gateway.ThreadListSyncEvent) {
+	b.state.AddSyncHandler(func(e *gateway.ChannelCreateEvent) { place(&e.Channel) })
+	b.state.AddSyncHandler(func(e *gateway.ChannelUpdateEvent) { place(&e.Channel) })
+	b.state.AddSyncHandler(func(e *gateway.ThreadCreateEvent) { place(&e.Channel) })
+	b.state.AddSyncHandler(func(e *gateway.ThreadUpdateEvent) { place(&e.Channel) })
+	b.state.AddSyncHandler(func(e *gateway.ThreadListSyncEvent) {
 		for i := range e.Threads {
 			place(&e.Threads[i])
 		}
 	})
-	b.state.AddHandler(func(e *gateway.MessageCreateEvent) { b.message(&e.Message, e.Member) })
-	b.state.AddHandler(func(e *gateway.MessageUpdateEvent) { b.message(&e.Message, e.Member) })
-	b.state.AddHandler(func(e *gateway.MessageDeleteEvent) {
+	b.state.AddSyncHandler(func(e *gateway.MessageCreateEvent) { b.message(&e.Message, e.Member) })
+	b.state.AddSyncHandler(func(e *gateway.MessageUpdateEvent) { b.message(&e.Message, e.Member) })
+	b.state.AddSyncHandler(func(e *gateway.MessageDeleteEvent) {
 		if b.allowed(e.GuildID) {
 			b.batch.deletes(api.ID(e.ID))
 		}
 	})
-	b.state.AddHandler(func(e *gateway.MessageDeleteBulkEvent) {
+	b.state.AddSyncHandler(func(e *gateway.MessageDeleteBulkEvent) {
 		if !b.allowed(e.GuildID) {
 			return
 		}
@@ -59,7 +61,7 @@ func (b *Bot) addHandlers() {
 		}
 		b.batch.deletes(ids...)
 	})
-	b.state.AddHandler(func(e *gateway.InteractionCreateEvent) {
+	b.state.AddSyncHandler(func(e *gateway.InteractionCreateEvent) {
 		b.active.Add(1)
 		go func() {
 			defer b.active.Done()
