@@ -21,20 +21,7 @@ import (
 // same messages, the same scores, with keywords and filters.
 func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	paths, err := sample.WriteSynthetic(filepath.Join(t.TempDir(), "x"), sample.Synthetic{Messages: 20000, Channels: 3, Users: 6, Seed: 5, ReplyRate: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: segment.DefaultRules}).Import(ctx, paths) {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	db := syntheticDB(t, sample.Synthetic{Messages: 20000, Channels: 3, Users: 6, Seed: 5, ReplyRate: 0.05})
 	kw := &index.Keywords{DB: db}
 	if err := kw.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -83,6 +70,27 @@ func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 			}
 		}
 	}
+}
+
+// syntheticDB imports a generated export into a fresh database.
+func syntheticDB(t *testing.T, spec sample.Synthetic) *sqlite.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	paths, err := sample.WriteSynthetic(filepath.Join(t.TempDir(), "x"), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: segment.DefaultRules}).Import(ctx, paths) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	return db
 }
 
 // Writes by anyone reach the in-memory index before the next search.

@@ -15,7 +15,6 @@ import (
 	"dsearch/searchd/embed"
 	"dsearch/searchd/embed/embedtest"
 	"dsearch/searchd/index"
-	"dsearch/searchd/ingest"
 	"dsearch/searchd/internal/sample"
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
@@ -342,20 +341,7 @@ func TestClassify(t *testing.T) {
 // first) keeps BM25's own top results.
 func TestCoordinationAgreesWithBM25(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	paths, err := sample.WriteSynthetic(filepath.Join(t.TempDir(), "x"), sample.Synthetic{Messages: 20000, Channels: 1, Users: 6, Seed: 3, ReplyRate: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: segment.DefaultRules}).Import(ctx, paths) {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	db := syntheticDB(t, sample.Synthetic{Messages: 20000, Channels: 1, Users: 6, Seed: 3, ReplyRate: 0.05})
 	s := &Service{DB: db, Config: DefaultConfig()}
 	s.Config.AuthorBoost = 0
 	var agree, total int
