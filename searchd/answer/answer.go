@@ -150,7 +150,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if len(authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), authors...)
 	}
-	results, ranked, err := s.searchAll(ctx, resp.Plan, filter, req.RankedMessages)
+	results, ranked, err := s.searchAll(ctx, resp.Plan, filter, authors, req.RankedMessages)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func resolveAuthors(q string, names map[string][]int64) (string, []int64) {
 
 // searchAll runs the plan's subqueries in pipeline mode, a few at a time,
 // and fuses their rankings with RRF (k = 60), by segment.
-func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter, ranked bool) ([]search.Result, []int64, error) {
+func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter, named []int64, ranked bool) ([]search.Result, []int64, error) {
 	lists := make([][]search.Result, len(p.Subqueries))
 	msgLists := make([][]int64, len(p.Subqueries))
 	errs := make([]error, len(p.Subqueries))
@@ -241,7 +241,7 @@ func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter, ranked
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f,
+			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f, Named: named,
 				Mode: s.mode(), Limit: s.Config.PerSubquery, RankedMessages: ranked})
 			if err == nil {
 				lists[i], msgLists[i] = r.Results, r.RankedMessages

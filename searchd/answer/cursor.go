@@ -70,7 +70,7 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	if len(c.Authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), c.Authors...)
 	}
-	results, _, err := s.searchAll(ctx, c.Plan, filter, false)
+	results, _, err := s.searchAll(ctx, c.Plan, filter, c.Authors, false)
 	if err != nil {
 		return nil, err
 	}

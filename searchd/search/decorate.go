@@ -179,7 +179,7 @@ func fingerprint(r *Request) string {
 	slices.Sort(kw)
 	h := sha256.New()
 	for _, part := range []string{string(r.Mode), r.Query, strings.Join(kw, "\x00"), ids(r.Filter.Authors),
-		ids(r.Filter.Channels), strconv.FormatInt(r.Filter.Since, 10), strconv.FormatInt(r.Filter.Until, 10)} {
+		ids(r.Filter.Channels), strconv.FormatInt(r.Filter.Since, 10), strconv.FormatInt(r.Filter.Until, 10), ids(r.Named)} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -618,7 +618,7 @@ func (q *query) embedMissing(ctx context.Context, msgs map[int64][]sqlite.Stored
 
 // resolveNames finds people the query names, by any name they were seen
 // under, takes their names out of the query text, and remembers them
-// for the author boost. A Korean name may carry a particle (민수가).
+// (and Request.Named) for the author boost. A Korean name may carry a particle (민수가).
 func (q *query) resolveNames(ctx context.Context) error {
 	names, err := q.svc.DB.AuthorNames(ctx)
 	if err != nil {
@@ -626,7 +626,7 @@ func (q *query) resolveNames(ctx context.Context) error {
 	}
 	var ids []int64
 	q.text, ids = NamesIn(q.Query, names)
-	for _, id := range ids {
+	for _, id := range append(ids, q.Named...) {
 		if q.named == nil {
 			q.named = map[int64]bool{}
 		}

@@ -103,6 +103,9 @@ type Request struct {
 	Mode     Mode
 	Limit    int
 	Cursor   string
+	// Named are people the caller found named in the question (and took
+	// out of Query): their messages are boosted as names in Query are.
+	Named []int64
 	// RankedMessages asks for the full ranked message list (evaluation).
 	RankedMessages bool
 }

@@ -317,6 +317,12 @@ func TestFloorAndNames(t *testing.T) {
 	if corpus[plain.RankedMessages[0]-1].Author.ID != bob || corpus[named.RankedMessages[0]-1].Author.ID != alice {
 		t.Errorf("naming alice should bring her messages first: %v → %v", plain.RankedMessages, named.RankedMessages)
 	}
+	// A caller that took the name out itself (the question pipeline) says
+	// whom it named: the same boost.
+	told := run(t, s, Request{Query: "the", Named: []int64{alice}, Mode: Lexical, RankedMessages: true})
+	if !slices.Equal(told.RankedMessages, named.RankedMessages) {
+		t.Errorf("Named: %v, want %v as with the name in the text", told.RankedMessages, named.RankedMessages)
+	}
 }
 
 func TestClassify(t *testing.T) {
