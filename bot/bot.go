@@ -57,6 +57,10 @@ type Config struct {
 	Log       *slog.Logger
 }
 
+// ErrBadToken is New's error when Discord refuses the token: retrying
+// cannot help. Any other error (Discord unreachable) may pass.
+var ErrBadToken = errors.New("Discord refused the bot token (401): check the file DSEARCH_TOKEN_FILE names")
+
 // Bot is a running Discord bot.
 type Bot struct {
 	cfg     Config
@@ -104,7 +108,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	var he *httputil.HTTPError
 	switch {
 	case errors.As(err, &he) && he.Status == http.StatusUnauthorized:
-		return nil, errors.New("Discord refused the bot token (401): check the file DSEARCH_TOKEN_FILE names")
+		return nil, ErrBadToken
 	case err != nil:
 		return nil, fmt.Errorf("cannot reach Discord: %w", err)
 	}

@@ -104,7 +104,10 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b, err := bot.New(ctx, cfg)
+	b, err := connect(ctx, cfg, log)
+	if ctx.Err() != nil {
+		return nil // stopped while waiting for Discord
+	}
 	if err != nil {
 		return err
 	}
@@ -117,6 +120,25 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}()
 	return b.Run(ctx)
+}
+
+// connect creates the bot, waiting out a Discord outage (or no network)
+// with growing pauses; a refused token ends it at once.
+func connect(ctx context.Context, cfg bot.Config, log *slog.Logger) (*bot.Bot, error) {
+	wait := 5 * time.Second
+	for {
+		b, err := bot.New(ctx, cfg)
+		if err == nil || errors.Is(err, bot.ErrBadToken) || ctx.Err() != nil {
+			return b, err
+		}
+		log.Warn("Discord is not reachable; trying again", "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Minute)
+	}
 }
 
 // readToken reads the bot token from DSEARCH_TOKEN_FILE, refusing a file
