@@ -578,9 +578,8 @@ func TestBadTokenIsExplained(t *testing.T) {
 func TestGuildOutsideTheAllowlistIsIgnored(t *testing.T) {
 	e := setup(t, func(c *Config) { c.Guilds = []discord.GuildID{4242} })
 	e.discord.Dispatch("MESSAGE_CREATE", message(general, user(alice, "alice"), t0, "not for this bot"))
-	_, edit, _ := e.interaction(alice, 2, query("boiler"))
-	if edit["content"] != "Sorry: this server is not in dsearch's allowlist." {
-		t.Errorf("query from another server: %v", edit)
+	if cb, _, _ := e.interaction(alice, 2, query("boiler")); cb["type"] != 4.0 || !strings.Contains(fmt.Sprint(cb["data"]), "not in dsearch's allowlist") {
+		t.Errorf("query from another server: %v", cb)
 	}
 	time.Sleep(100 * time.Millisecond) // a flush or two
 	if st, err := e.c.Stats(context.Background()); err != nil || st.Messages != 0 || st.Guilds != 0 {

@@ -92,6 +92,14 @@ type reply struct {
 func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute) // tokens live 15
 	defer cancel()
+	switch {
+	case !e.GuildID.IsValid() || e.Member == nil:
+		b.respondLine(e, "Use this in a server, not in direct messages.")
+		return
+	case !b.allowed(e.GuildID):
+		b.respondLine(e, "This server is not in dsearch's allowlist.")
+		return
+	}
 	var run func(context.Context) (*reply, error)
 	ephemeral := true
 	update := false
@@ -207,27 +215,12 @@ func plainError(err error) string {
 	return "Sorry: " + line + "."
 }
 
-// memberOf is the asking member, or an error outside a server.
-func memberOf(e *gateway.InteractionCreateEvent) (*discord.Member, error) {
-	if !e.GuildID.IsValid() || e.Member == nil {
-		return nil, errors.New("use this in a server, not in direct messages")
-	}
-	return e.Member, nil
-}
-
 func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, public bool) (*reply, error) {
-	member, err := memberOf(e)
-	if err != nil {
-		return nil, err
-	}
-	if !b.allowed(e.GuildID) {
-		return nil, errors.New("this server is not in dsearch's allowlist")
-	}
 	var picked discord.ChannelID
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil {
 		picked = discord.ChannelID(s)
 	}
-	channels, err := b.channelFilter(e.GuildID, member, picked)
+	channels, err := b.channelFilter(e.GuildID, e.Member, picked)
 	if err != nil {
 		return nil, err
 	}
@@ -268,15 +261,11 @@ func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, public bool) *reply
 }
 
 func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction) (*reply, error) {
-	member, err := memberOf(e)
-	if err != nil {
-		return nil, err
-	}
 	ch := e.ChannelID
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil && s.IsValid() {
 		ch = discord.ChannelID(s)
 	}
-	if _, err := b.channelFilter(e.GuildID, member, ch); err != nil {
+	if _, err := b.channelFilter(e.GuildID, e.Member, ch); err != nil {
 		return nil, err
 	}
 	since := d.Options.Find("since").String()
@@ -293,15 +282,11 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 // related searches with a message's text, leaving out the conversation
 // the message belongs to.
 func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction) (*reply, error) {
-	member, err := memberOf(e)
-	if err != nil {
-		return nil, err
-	}
 	msg, ok := d.Resolved.Messages[d.TargetMessageID()]
 	if !ok || strings.TrimSpace(msg.Content) == "" {
 		return nil, errors.New("that message has no text to search with")
 	}
-	channels, err := b.channelFilter(e.GuildID, member, 0)
+	channels, err := b.channelFilter(e.GuildID, e.Member, 0)
 	if err != nil {
 		return nil, err
 	}
