@@ -181,6 +181,15 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 	} else {
 		warn("no database yet at %s (searchd import creates it)", dbPath)
 	}
+	// The bot's spool (DATA/bot-spool, its default): what waits for searchd.
+	spool := filepath.Join(cfg.Data, "bot-spool")
+	if waiting, err := filepath.Glob(filepath.Join(spool, "*.json")); err == nil && len(waiting) > 0 {
+		warn("%d batches from the bot wait in %s (searchd serve takes them in order)", len(waiting), spool)
+	}
+	if refused, err := filepath.Glob(filepath.Join(spool, "rejected", "*.json")); err == nil && len(refused) > 0 {
+		add(false, "searchd refused %d of the bot's batches; they are kept in %s (see docs/troubleshooting.md)",
+			len(refused), filepath.Join(spool, "rejected"))
+	}
 	// Model and ONNX Runtime.
 	if cfg.Model == "" {
 		warn("no embedding model configured: only keyword search (set --model; make model fetches one)")
