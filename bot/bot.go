@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -57,6 +58,20 @@ type Config struct {
 	Log       *slog.Logger
 }
 
+// Searchd is what the bot asks of searchd; shared/client's socket client
+// implements it.
+type Searchd interface {
+	PostMessages(context.Context, *api.MessageBatch) (*api.BatchResult, error)
+	Query(context.Context, *api.QueryRequest) (*api.QueryResponse, error)
+	Search(context.Context, url.Values) (*api.SearchResponse, error)
+	Catchup(context.Context, *api.CatchupRequest) (*api.CatchupResponse, error)
+	Message(ctx context.Context, id api.ID, before, after int) (*api.MessageContext, error)
+	Backfill(context.Context, api.ID) (*api.Backfill, error)
+	SetBackfill(context.Context, *api.Backfill) error
+}
+
+var _ Searchd = (*client.Client)(nil)
+
 // ErrBadToken is New's error when Discord refuses the token: retrying
 // cannot help. Any other error (Discord unreachable) may pass.
 var ErrBadToken = errors.New("Discord refused the bot token (401): check the file DSEARCH_TOKEN_FILE names")
@@ -66,7 +81,7 @@ type Bot struct {
 	cfg     Config
 	log     *slog.Logger
 	state   *state.State
-	searchd *client.Client
+	searchd Searchd
 	spool   *spool.Spool
 	batch   *batcher
 	pages   *pages
