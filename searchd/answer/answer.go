@@ -158,8 +158,8 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	limit := pageSize(req.Limit)
 	resp.Results = results[:min(limit, len(results))]
 	if limit < len(results) {
-		resp.NextCursor = encodeCursor(queryCursor{Version: version, Fingerprint: fingerprint(q, req.Filter),
-			Offset: limit, Plan: resp.Plan, Source: resp.PlanSource, Authors: authors})
+		resp.NextCursor = search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter),
+			Offset: limit}, Plan: resp.Plan, Source: resp.PlanSource, Authors: authors})
 	}
 	if len(resp.Results) == 0 {
 		resp.NoResults = true

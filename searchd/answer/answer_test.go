@@ -306,7 +306,8 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	if len(f.requests) != 2 {
 		t.Errorf("%d LLM requests; paging must not ask again", len(f.requests))
 	}
-	forged := encodeCursor(queryCursor{Version: 1, Fingerprint: fingerprint(q, sqlite.Filter{}), Offset: 1,
+	version, _ := s.DB.IndexVersion(ctx)
+	forged := search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, sqlite.Filter{}), Offset: 1},
 		Plan: Plan{Subqueries: []string{"a", "b", "c", "d", "e"}}})
 	refuse := func(name string, r Request, want string) {
 		t.Helper()
@@ -316,8 +317,8 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 			t.Errorf("%s: error %v, want an input error with %q", name, err, want)
 		}
 	}
-	refuse("other question", Request{Question: "something else", Cursor: first.NextCursor}, "different question")
-	refuse("other filter", Request{Question: q, Cursor: first.NextCursor, Filter: sqlite.Filter{Channels: []int64{1}}}, "different question")
+	refuse("other question", Request{Question: "something else", Cursor: first.NextCursor}, "different query or filter")
+	refuse("other filter", Request{Question: q, Cursor: first.NextCursor, Filter: sqlite.Filter{Channels: []int64{1}}}, "different query or filter")
 	refuse("garbage", Request{Question: q, Cursor: "%%%"}, "invalid cursor")
 	refuse("forged plan", Request{Question: q, Cursor: forged}, "invalid cursor")
 	b := &searchd.Batch{Messages: []searchd.Message{{ID: 9, ChannelID: 1, CreatedAt: t0.Add(9 * time.Hour).UnixMicro(),

@@ -2,15 +2,7 @@ package search
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/sqlite"
@@ -132,56 +124,4 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 		r.Previews = append(append(prev, m), next...)
 	}
 	return nil
-}
-
-// A cursor is opaque to clients: base64 of the index version it was made
-// at, a fingerprint of the query, mode and filters, and an offset.
-type cursor struct {
-	Version     int64  `json:"v"`
-	Fingerprint string `json:"f"`
-	Offset      int    `json:"o"`
-}
-
-func encodeCursor(version int64, fp string, offset int) string {
-	b, _ := json.Marshal(cursor{version, fp, offset})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string, version int64, fp string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	var c cursor
-	if err != nil || json.Unmarshal(b, &c) != nil || c.Fingerprint == "" {
-		return 0, errors.New("invalid cursor")
-	}
-	switch {
-	case c.Fingerprint != fp:
-		return 0, errors.New("cursor belongs to a different query, mode or filter; search again without it")
-	case c.Version != version:
-		return 0, errors.New("new data arrived since this cursor was made; search again without it")
-	case c.Offset <= 0:
-		return 0, fmt.Errorf("cursor offset %d is out of range", c.Offset)
-	}
-	return c.Offset, nil
-}
-
-// fingerprint identifies what a cursor may be reused with.
-func fingerprint(r *Request) string {
-	ids := func(xs []int64) string {
-		s := slices.Clone(xs)
-		slices.Sort(s)
-		parts := make([]string, len(s))
-		for i, x := range s {
-			parts[i] = strconv.FormatInt(x, 10)
-		}
-		return strings.Join(parts, ",")
-	}
-	kw := slices.Clone(r.Keywords)
-	slices.Sort(kw)
-	h := sha256.New()
-	for _, part := range []string{string(r.Mode), r.Query, strings.Join(kw, "\x00"), ids(r.Filter.Authors),
-		ids(r.Filter.Channels), strconv.FormatInt(r.Filter.Since, 10), strconv.FormatInt(r.Filter.Until, 10), ids(r.Named)} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
 }

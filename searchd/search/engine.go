@@ -39,12 +39,13 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	fp := fingerprint(&req)
-	offset := 0
+	var cur Cursor
 	if req.Cursor != "" {
-		if offset, err = decodeCursor(req.Cursor, version, fp); err != nil {
+		if err := DecodeCursor(req.Cursor, &cur, version, fp); err != nil {
 			return nil, &InputError{err}
 		}
 	}
+	offset := cur.Offset
 	resp := &Response{Mode: req.Mode}
 	q := &query{Request: req, svc: s, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
 	if s.Config.AuthorBoost > 0 {
@@ -86,7 +87,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	resp.Total = len(ranked)
 	end := min(offset+req.Limit, len(ranked))
 	if end < len(ranked) {
-		resp.NextCursor = encodeCursor(version, fp, end)
+		resp.NextCursor = EncodeCursor(Cursor{Version: version, Fingerprint: fp, Offset: end})
 	}
 	if req.RankedMessages {
 		if resp.RankedMessages, err = q.rankMessages(ctx, ranked); err != nil {

@@ -254,13 +254,13 @@ func TestCursor(t *testing.T) {
 	bad("other filter", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor, Filter: sqlite.Filter{Authors: []int64{bob}}}, "different query")
 	bad("malformed", Request{Query: "the", Mode: Lexical, Cursor: "not a cursor!"}, "invalid cursor")
 	version, _ := s.DB.IndexVersion(ctx)
-	bad("past the end", Request{Query: "the", Mode: Lexical, Cursor: encodeCursor(version, fingerprint(&Request{Query: "the", Mode: Lexical}), 500)}, "past the last")
-	bad("zero offset", Request{Query: "the", Mode: Lexical, Cursor: encodeCursor(version, fingerprint(&Request{Query: "the", Mode: Lexical}), 0)}, "out of range")
+	bad("past the end", Request{Query: "the", Mode: Lexical, Cursor: EncodeCursor(Cursor{version, fingerprint(&Request{Query: "the", Mode: Lexical}), 500})}, "past the last")
+	bad("zero offset", Request{Query: "the", Mode: Lexical, Cursor: EncodeCursor(Cursor{version, fingerprint(&Request{Query: "the", Mode: Lexical}), 0})}, "out of range")
 	// New data invalidates every cursor.
 	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{m(11, general, bob, 50*time.Hour, "the end")}}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	bad("new data", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor}, "new data")
+	bad("new data", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor}, "new messages arrived")
 }
 
 func TestLimits(t *testing.T) {
