@@ -140,12 +140,14 @@ func (q *query) keywordAlternatives() [][]lexical.Term {
 }
 
 // keywordExpr is keywordAlternatives as an FTS5 expression.
-func (q *query) keywordExpr() string {
-	var alts []string
-	for _, terms := range q.keywordAlternatives() {
-		alts = append(alts, "("+lexical.AllExpr(terms)+")")
+func (q *query) keywordExpr() string { return alternativesExpr(q.keywordAlternatives()) }
+
+func alternativesExpr(alts [][]lexical.Term) string {
+	var parts []string
+	for _, terms := range alts {
+		parts = append(parts, "("+lexical.AllExpr(terms)+")")
 	}
-	return strings.Join(alts, " OR ")
+	return strings.Join(parts, " OR ")
 }
 
 // phraseTerms matches k as written: its words in order (one phrase when
@@ -165,25 +167,19 @@ func phraseTerms(k string) []lexical.Term {
 	return []lexical.Term{{Text: strings.Join(words, " ")}}
 }
 
-// lexical ranks messages by BM25.
+// lexical ranks messages by BM25: in memory when the keyword index is
+// loaded and can answer, else with FTS5. Both rank the same way.
 func (q *query) lexical(ctx context.Context) ([]Result, error) {
-	expr := lexical.MatchExpr(lexical.Terms(q.text))
-	if kw := q.keywordExpr(); kw != "" {
-		if expr == "" {
-			expr = kw
-		} else {
-			expr = "(" + expr + ") AND (" + kw + ")"
-		}
-	}
-	if expr == "" {
+	terms, alts := lexical.Terms(q.text), q.keywordAlternatives()
+	if len(terms) == 0 && len(alts) == 0 {
 		return nil, nil
 	}
-	hits, ok, err := q.memoryLexical(ctx)
+	hits, ok, err := q.memoryLexical(ctx, terms, alts)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		if hits, err = q.ftsLexical(ctx, expr); err != nil {
+		if hits, err = q.svc.DB.Lexical(ctx, ftsExpr(terms, alts), q.Filter, q.svc.Config.Window); err != nil {
 			return nil, err
 		}
 	}
@@ -201,31 +197,32 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 	return out, nil
 }
 
+// ftsExpr is the FTS5 expression for any of the terms and, when there are
+// keywords, one of their alternatives.
+func ftsExpr(terms []lexical.Term, alts [][]lexical.Term) string {
+	expr, kw := lexical.MatchExpr(terms), alternativesExpr(alts)
+	switch {
+	case expr == "":
+		return kw
+	case kw == "":
+		return expr
+	}
+	return "(" + expr + ") AND (" + kw + ")"
+}
+
 // memoryLexical ranks with the in-memory keyword index, when it is loaded
 // and can answer the query (ok).
-func (q *query) memoryLexical(ctx context.Context) (hits []sqlite.LexicalHit, ok bool, err error) {
-	if q.svc.Keywords == nil {
-		return nil, false, nil
-	}
-	mq := lexical.Query{Terms: lexical.Terms(q.text), Required: q.keywordAlternatives(), Limit: q.svc.Config.Window}
-	if !lexical.Supports(mq) {
+func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) (hits []sqlite.LexicalHit, ok bool, err error) {
+	mq := lexical.Query{Terms: terms, Required: alts, Limit: q.svc.Config.Window}
+	if q.svc.Keywords == nil || !lexical.Supports(mq) {
 		return nil, false, nil
 	}
 	idx, err := q.svc.Keywords.Current(ctx)
 	if err != nil || idx == nil {
 		return nil, false, err
 	}
-	if f := q.Filter; !f.Empty() {
-		var channels map[int64]bool
-		if len(f.Channels) > 0 {
-			if channels, err = q.svc.DB.ChannelsWithThreads(ctx, f.Channels); err != nil {
-				return nil, false, err
-			}
-		}
-		mq.Allow = func(channel, author, created int64) bool {
-			return (channels == nil || channels[channel]) && (len(f.Authors) == 0 || slices.Contains(f.Authors, author)) &&
-				(f.Since == 0 || created >= f.Since) && (f.Until == 0 || created <= f.Until)
-		}
+	if mq.Allow, err = q.svc.DB.Admits(ctx, q.Filter); err != nil {
+		return nil, false, err
 	}
 	found := idx.Search(mq)
 	ids := make([]int64, len(found))
@@ -241,46 +238,6 @@ func (q *query) memoryLexical(ctx context.Context) (hits []sqlite.LexicalHit, ok
 		hits[i] = sqlite.LexicalHit{MessageID: h.ID, SegmentID: segs[h.ID], AuthorID: h.AuthorID, Score: h.Score}
 	}
 	return hits, true, nil
-}
-
-// ftsLexical ranks with FTS5.
-func (q *query) ftsLexical(ctx context.Context, expr string) ([]sqlite.LexicalHit, error) {
-	var hits []sqlite.LexicalHit
-	var err error
-	// Coordination first: for a short query, messages holding at least two
-	// of its words, ranked by BM25, come before those holding one. FTS5
-	// scores every match before it can rank, and single common words match
-	// tens of thousands of messages; pairs match few. When pairs give too
-	// few results, all matches are ranked by BM25 alone.
-	if terms := lexical.Terms(q.text); len(terms) >= 2 && len(terms) <= 4 {
-		hits, err = q.svc.DB.Lexical(ctx, withKeywords(pairsExpr(terms), q.keywordExpr()), q.Filter, q.svc.Config.Window)
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(hits) < q.svc.Config.Window {
-		return q.svc.DB.Lexical(ctx, expr, q.Filter, q.svc.Config.Window)
-	}
-	return hits, nil
-}
-
-// pairsExpr matches texts holding at least two of the terms.
-func pairsExpr(terms []lexical.Term) string {
-	var pairs []string
-	for i := range terms {
-		for j := i + 1; j < len(terms); j++ {
-			pairs = append(pairs, "("+lexical.AllExpr([]lexical.Term{terms[i], terms[j]})+")")
-		}
-	}
-	return strings.Join(pairs, " OR ")
-}
-
-// withKeywords adds the keyword requirement to an expression.
-func withKeywords(expr, kw string) string {
-	if kw == "" {
-		return expr
-	}
-	return "(" + expr + ") AND (" + kw + ")"
 }
 
 // allowed returns the segments the filters (and, if with, the keywords)

@@ -27,15 +27,19 @@ func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := &Service{DB: db, Keywords: kw, Config: DefaultConfig()}
-	fts := &Service{DB: db, Config: DefaultConfig()}
-	mem.Config.AuthorBoost, fts.Config.AuthorBoost = 0, 0
+	mem.Config.AuthorBoost = 0
 	st, _ := db.Stats(ctx)
 	mid := (st.FirstAt + st.LastAt) / 2
 	some, err := db.Lexical(ctx, lexical.MatchExpr(lexical.Terms("치킨")), sqlite.Filter{}, 1)
 	if err != nil || len(some) == 0 {
 		t.Fatalf("no author to filter by: %v", err)
 	}
+	where, err := db.Message(ctx, some[0].MessageID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []Request{
+		{Query: "weather coffee", Filter: sqlite.Filter{Channels: []int64{where.ChannelID}}},
 		{Query: "deploy"}, {Query: "이사"}, {Query: "보일러 수리"}, {Query: "집"}, {Query: "deploy server bug deadline"},
 		{Query: "coffee", Keywords: []string{"weekend"}}, {Query: "game", Filter: sqlite.Filter{Since: mid}},
 		{Keywords: []string{"치킨"}}, {Query: "치킨 맥주 저녁", Filter: sqlite.Filter{Authors: []int64{some[0].AuthorID}}},
@@ -43,17 +47,18 @@ func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 	for _, r := range cases {
 		r.Mode = Lexical
 		terms := lexical.Terms(r.Query)
-		exact, err := db.Lexical(ctx, withKeywords(lexical.MatchExpr(terms), (&query{Request: r, svc: fts}).keywordExpr()), r.Filter, 20)
-		if r.Query == "" {
-			exact, err = db.Lexical(ctx, (&query{Request: r, svc: fts}).keywordExpr(), r.Filter, 20)
-		}
+		q := &query{Request: r, svc: mem, text: r.Query}
+		alts := q.keywordAlternatives()
+		exact, err := db.Lexical(ctx, ftsExpr(terms, alts), r.Filter, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := &query{Request: r, svc: mem, text: r.Query}
-		got, ok, err := q.memoryLexical(ctx)
+		got, ok, err := q.memoryLexical(ctx, terms, alts)
 		if err != nil || !ok {
 			t.Fatalf("%+v: ok %v, %v", r, ok, err)
+		}
+		if len(got) < len(exact) {
+			t.Errorf("%+v: %d hits in memory, FTS5 %d", r, len(got), len(exact))
 		}
 		if len(exact) == 0 {
 			t.Errorf("%+v: FTS5 found nothing; the case tests nothing", r)

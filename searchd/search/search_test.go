@@ -15,8 +15,6 @@ import (
 	"dsearch/searchd/embed"
 	"dsearch/searchd/embed/embedtest"
 	"dsearch/searchd/index"
-	"dsearch/searchd/internal/sample"
-	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
 )
@@ -343,43 +341,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// Coordination (messages with two or more of a short query's words
-// first) keeps BM25's own top results.
-func TestCoordinationAgreesWithBM25(t *testing.T) {
-	ctx := context.Background()
-	db := syntheticDB(t, sample.Synthetic{Messages: 20000, Channels: 1, Users: 6, Seed: 3, ReplyRate: 0.05})
-	s := &Service{DB: db, Config: DefaultConfig()}
-	s.Config.AuthorBoost = 0
-	var agree, total int
-	for _, q := range []string{"이사 집 전세", "보일러 수리", "deploy server bug", "game tonight ranked", "치킨 맥주 저녁", "coffee weekend"} {
-		exact, err := db.Lexical(ctx, lexical.MatchExpr(lexical.Terms(q)), sqlite.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := run(t, s, Request{Query: q, Mode: Lexical, RankedMessages: true})
-		if got.Total < s.Config.Window {
-			t.Fatalf("%q: %d results; the test wants broad queries", q, got.Total)
-		}
-		top := map[int64]bool{}
-		for _, id := range got.RankedMessages[:10] {
-			top[id] = true
-		}
-		for _, h := range exact {
-			if top[h.MessageID] {
-				agree++
-			}
-		}
-		total += len(exact)
-	}
-	if r := float64(agree) / float64(total); r < 0.8 {
-		t.Errorf("coordination's top 10 agrees with BM25's on %.0f%%; want 80%%", 100*r)
-	} else {
-		t.Logf("coordination's top 10 agrees with BM25's on %.0f%%", 100*r)
-	}
-}
-
-// A conversation too short to embed still answers a keyword search in the
-// pipeline, by its messages.
 func TestShortSegmentFoundByKeyword(t *testing.T) {
 	s := setup(t)
 	ctx := context.Background()

@@ -63,6 +63,52 @@ func (f *Filter) where() (string, []any) {
 	return " AND " + strings.Join(conds, " AND "), args
 }
 
+// Admits is f as a test on a message's channel, author and time, for a
+// search that runs outside SQL (the in-memory keyword index). It admits
+// what where does, public threads included; nil admits everything.
+func (db *DB) Admits(ctx context.Context, f Filter) (func(channel, author, created int64) bool, error) {
+	if f.Empty() {
+		return nil, nil
+	}
+	var channels map[int64]bool
+	if len(f.Channels) > 0 {
+		var err error
+		if channels, err = db.channelsWithThreads(ctx, f.Channels); err != nil {
+			return nil, err
+		}
+	}
+	return func(channel, author, created int64) bool {
+		return (channels == nil || channels[channel]) && (len(f.Authors) == 0 || slices.Contains(f.Authors, author)) &&
+			(f.Since == 0 || created >= f.Since) && (f.Until == 0 || created <= f.Until)
+	}, nil
+}
+
+// channelsWithThreads expands a channel filter as where does: each
+// channel and its public threads.
+func (db *DB) channelsWithThreads(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	for _, id := range ids {
+		out[id] = true
+	}
+	err := inChunks(ids, func(chunk []any) error {
+		rows, err := db.db.QueryContext(ctx, `SELECT id FROM channels WHERE parent_id IN (`+marks(len(chunk))+`)
+			AND kind <> 'GuildPrivateThread'`, chunk...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			out[id] = true
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
 func marks(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }

@@ -101,29 +101,3 @@ func (db *DB) TrimTextChanges(ctx context.Context, seq int64) error {
 		return err
 	})
 }
-
-// ChannelsWithThreads expands a channel filter as Filter does: each
-// channel and its public threads.
-func (db *DB) ChannelsWithThreads(ctx context.Context, ids []int64) (map[int64]bool, error) {
-	out := map[int64]bool{}
-	for _, id := range ids {
-		out[id] = true
-	}
-	err := inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT id FROM channels WHERE parent_id IN (`+marks(len(chunk))+`)
-			AND kind <> 'GuildPrivateThread'`, chunk...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
-	})
-	return out, err
-}
