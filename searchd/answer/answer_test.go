@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
+	"dsearch/searchd/sqlite/sqlitetest"
 )
 
 // fakeOllama speaks Ollama's /api/chat: each call takes the next scripted
@@ -88,11 +88,7 @@ var t0 = time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
 func setup(t *testing.T, f *fakeOllama) (*Service, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	msg := func(id, author int64, name string, off time.Duration, text string) searchd.Message {
 		return searchd.Message{ID: id, ChannelID: 1, CreatedAt: t0.Add(off).UnixMicro(), Content: text, Type: "Default",
 			Author: searchd.Author{ID: author, Username: name}}

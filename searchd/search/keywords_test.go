@@ -15,6 +15,7 @@ import (
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
+	"dsearch/searchd/sqlite/sqlitetest"
 )
 
 // The in-memory keyword index ranks exactly as FTS5's bm25() does: the
@@ -81,11 +82,7 @@ func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 func syntheticDB(t *testing.T, spec sample.Synthetic) *sqlite.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	paths, err := sample.WriteSynthetic(filepath.Join(t.TempDir(), "x"), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +98,7 @@ func syntheticDB(t *testing.T, spec sample.Synthetic) *sqlite.DB {
 // Writes by anyone reach the in-memory index before the next search.
 func TestMemoryIndexFollowsChanges(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqlitetest.Open(t)
 	kw := &index.Keywords{DB: db}
 	if err := kw.Load(ctx); err != nil {
 		t.Fatal(err)

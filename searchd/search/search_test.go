@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"dsearch/searchd/index"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
+	"dsearch/searchd/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -49,11 +49,7 @@ var corpus = []searchd.Message{
 func setup(t *testing.T) *Service {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t)
 	if _, err := db.Apply(ctx, &searchd.Batch{Messages: corpus}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
