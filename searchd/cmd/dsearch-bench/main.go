@@ -96,12 +96,14 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 		return err
 	}
 	fmt.Printf("matrix: %d × %d loaded in %s\n", matrix.Len(), dim, time.Since(start).Round(time.Millisecond))
+	heapBefore := liveHeap()
 	start = time.Now()
 	kw := &index.Keywords{DB: db}
 	if err := kw.Load(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("keyword index: %d messages loaded in %s\n", kw.Len(), time.Since(start).Round(time.Millisecond))
+	fmt.Printf("keyword index: %d messages loaded in %s, %d MiB of heap\n", kw.Len(),
+		time.Since(start).Round(time.Millisecond), (liveHeap()-heapBefore)>>20)
 	svc := &search.Service{DB: db, Matrix: matrix, Embedder: randomEmbedder{dim}, Config: search.DefaultConfig(), Keywords: kw}
 	runtime.GC()
 
@@ -251,4 +253,12 @@ func peakRSS() int64 {
 		return int64(ru.Maxrss)
 	}
 	return int64(ru.Maxrss) << 10
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
