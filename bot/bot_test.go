@@ -313,6 +313,27 @@ func TestBackfillPagesEveryReadableChannel(t *testing.T) {
 		!strings.Contains(string(cmds[0].Body), `"query"`) || !strings.Contains(string(cmds[0].Body), "Find related conversations") {
 		t.Errorf("command registration: %+v", cmds)
 	}
+
+	// A backfill cut short resumes from searchd's checkpoint: it catches up
+	// after the newest stored message, then pages back from where it was.
+	ctx := context.Background()
+	h := history()
+	stopped := h[100].ID
+	if err := e.c.SetBackfill(ctx, &api.Backfill{Channel: general, Before: api.ID(stopped)}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.discord.Calls("GET", "/channels/2000/messages"))
+	ch, _ := e.bot.state.Channel(general)
+	if _, err := e.bot.backfillChannel(ctx, *ch); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.discord.Calls("GET", "/channels/2000/messages")[before:]
+	if len(calls) < 2 || calls[0].Query.Get("after") != h[len(h)-1].ID.String() || calls[1].Query.Get("before") != stopped.String() {
+		t.Errorf("resume: first requests %v, want after the newest stored, then before %s", calls, stopped)
+	}
+	if cp, err := e.c.Backfill(ctx, general); err != nil || !cp.Complete {
+		t.Errorf("after resuming: %+v, %v", cp, err)
+	}
 }
 
 // interaction dispatches a slash command, button press or message
@@ -517,17 +538,27 @@ func TestLiveSyncAndSpoolReplay(t *testing.T) {
 		t.Errorf("a deleted message is still found: %+v, %v", r, err)
 	}
 
-	// A message and its edit in quick succession: the edit wins.
-	quick := message(general, user(bob, "bob"), at.Add(time.Hour), "first words")
-	quickEdit := quick
-	quickEdit.Content, quickEdit.EditedTimestamp = "second words", discord.NewTimestamp(at.Add(time.Hour+time.Second))
-	e.discord.Dispatch("MESSAGE_CREATE", quick)
-	e.discord.Dispatch("MESSAGE_UPDATE", quickEdit)
-	waitFor(t, "the quick edit", func() bool {
-		m, err := e.c.Message(ctx, api.ID(quick.ID), 0, 0)
-		return err == nil && m.Message.Content == "second words"
+	// Messages and their edits in quick succession: every edit wins (events
+	// handled out of order would let a message overwrite its edit).
+	var quick []discord.Message
+	for i := range 20 {
+		m := message(general, user(bob, "bob"), at.Add(time.Hour+time.Duration(i)*time.Second), "first words")
+		edit := m
+		edit.Content, edit.EditedTimestamp = "second words", discord.NewTimestamp(at.Add(2*time.Hour))
+		e.discord.Dispatch("MESSAGE_CREATE", m)
+		e.discord.Dispatch("MESSAGE_UPDATE", edit)
+		quick = append(quick, m)
+	}
+	waitFor(t, "the quick edits", func() bool {
+		for _, m := range quick {
+			got, err := e.c.Message(ctx, api.ID(m.ID), 0, 0)
+			if err != nil || got.Message.Content != "second words" {
+				return false
+			}
+		}
+		return true
 	})
-	total++
+	total += int64(len(quick))
 
 	// searchd goes away; events wait in the spool, in order.
 	e.sd.stop()
