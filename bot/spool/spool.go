@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,12 @@ import (
 
 	"dsearch/shared/api"
 )
+
+// batchFile is one waiting batch.
+type batchFile struct {
+	seq  uint64
+	size int64
+}
 
 // ErrFull is returned by Put when the spool holds its maximum size.
 var ErrFull = errors.New("spool: full")
@@ -35,7 +40,7 @@ type Spool struct {
 
 	mu    sync.Mutex
 	next  uint64           // sequence number of the next Put
-	files map[uint64]int64 // pending batch sizes by sequence
+	queue []batchFile // waiting, oldest first
 	size  int64
 	kick  chan struct{}
 }
@@ -51,8 +56,8 @@ func Open(dir string, maxBytes int64, log *slog.Logger) (*Spool, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &Spool{dir: dir, maxBytes: maxBytes, log: log, files: map[uint64]int64{}, kick: make(chan struct{}, 1), next: 1}
-	entries, err := os.ReadDir(dir)
+	s := &Spool{dir: dir, maxBytes: maxBytes, log: log, kick: make(chan struct{}, 1), next: 1}
+	entries, err := os.ReadDir(dir) // sorted by name: zero-padded sequence numbers, oldest first
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +75,7 @@ func Open(dir string, maxBytes int64, log *slog.Logger) (*Spool, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.files[seq] = info.Size()
+		s.queue = append(s.queue, batchFile{seq, info.Size()})
 		s.size += info.Size()
 		s.next = max(s.next, seq+1)
 	}
@@ -109,7 +114,7 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 		return fmt.Errorf("spool: %w", err)
 	}
 	s.next++
-	s.files[seq] = int64(len(data))
+	s.queue = append(s.queue, batchFile{seq, int64(len(data))})
 	s.size += int64(len(data))
 	select {
 	case s.kick <- struct{}{}:
@@ -122,7 +127,7 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 func (s *Spool) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.files)
+	return len(s.queue)
 }
 
 // Size is the bytes waiting.
@@ -206,22 +211,19 @@ func (s *Spool) remove(seq uint64, err error) {
 		s.log.Error("spool: cannot remove a delivered batch; it will be sent again after a restart", "batch", seq, "err", err)
 	}
 	s.mu.Lock()
-	s.size -= s.files[seq]
-	delete(s.files, seq)
+	// Only the oldest batch is ever delivered or rejected.
+	s.size -= s.queue[0].size
+	s.queue = s.queue[1:]
 	s.mu.Unlock()
 }
 
 func (s *Spool) oldest() (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.files) == 0 {
+	if len(s.queue) == 0 {
 		return 0, false
 	}
-	seqs := make([]uint64, 0, len(s.files))
-	for seq := range s.files {
-		seqs = append(seqs, seq)
-	}
-	return slices.Min(seqs), true
+	return s.queue[0].seq, true
 }
 
 func (s *Spool) path(seq uint64) string {
