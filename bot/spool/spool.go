@@ -39,7 +39,7 @@ type Spool struct {
 	log      *slog.Logger
 
 	mu    sync.Mutex
-	next  uint64           // sequence number of the next Put
+	next  uint64      // sequence number of the next Put
 	queue []batchFile // waiting, oldest first
 	size  int64
 	kick  chan struct{}
