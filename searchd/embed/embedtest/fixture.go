@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dsearch/searchd/embed/onnxpb"
 )
 
 // Dim is the fixture's vector dimension.
@@ -109,35 +111,35 @@ func vocabulary() ([]string, []float32) {
 // graph builds: hidden = Gather(E, input_ids) · mask + 0 · token_type_ids,
 // so padding contributes nothing and every BERT input is consumed.
 func graph(vectors []float32, vocabSize int, pooled bool) []byte {
-	var g message
-	nodes := []message{
-		node("Gather", "embed", []string{"E", "input_ids"}, []string{"tok"}, intAttr("axis", 0)),
-		node("Cast", "mask_f", []string{"attention_mask"}, []string{"mask_f"}, intAttr("to", tFloat)),
-		node("Unsqueeze", "mask_u", []string{"mask_f", "axes2"}, []string{"mask_u"}),
-		node("Mul", "masked", []string{"tok", "mask_u"}, []string{"masked"}),
-		node("Cast", "type_f", []string{"token_type_ids"}, []string{"type_f"}, intAttr("to", tFloat)),
-		node("Unsqueeze", "type_u", []string{"type_f", "axes2"}, []string{"type_u"}),
-		node("Mul", "type_zero", []string{"type_u", "zero"}, []string{"type_zero"}),
-		node("Add", "hidden", []string{"masked", "type_zero"}, []string{"last_hidden_state"}),
+	var g onnxpb.Message
+	nodes := []onnxpb.Message{
+		onnxpb.Node("Gather", "embed", []string{"E", "input_ids"}, []string{"tok"}, onnxpb.IntAttr("axis", 0)),
+		onnxpb.Node("Cast", "mask_f", []string{"attention_mask"}, []string{"mask_f"}, onnxpb.IntAttr("to", onnxpb.Float)),
+		onnxpb.Node("Unsqueeze", "mask_u", []string{"mask_f", "axes2"}, []string{"mask_u"}),
+		onnxpb.Node("Mul", "masked", []string{"tok", "mask_u"}, []string{"masked"}),
+		onnxpb.Node("Cast", "type_f", []string{"token_type_ids"}, []string{"type_f"}, onnxpb.IntAttr("to", onnxpb.Float)),
+		onnxpb.Node("Unsqueeze", "type_u", []string{"type_f", "axes2"}, []string{"type_u"}),
+		onnxpb.Node("Mul", "type_zero", []string{"type_u", "zero"}, []string{"type_zero"}),
+		onnxpb.Node("Add", "hidden", []string{"masked", "type_zero"}, []string{"last_hidden_state"}),
 	}
 	if pooled {
-		nodes = append(nodes, node("ReduceMean", "pool", []string{"masked"}, []string{"sentence_embedding"}, intsAttr("axes", 1), intAttr("keepdims", 0)))
+		nodes = append(nodes, onnxpb.Node("ReduceMean", "pool", []string{"masked"}, []string{"sentence_embedding"}, onnxpb.IntsAttr("axes", 1), onnxpb.IntAttr("keepdims", 0)))
 	}
 	for _, n := range nodes {
-		g = g.sub(1, n)
+		g = g.Sub(1, n)
 	}
-	g = g.str(2, "embedtest")
-	g = g.sub(5, floatTensor("E", []int64{int64(vocabSize), Dim}, vectors))
-	g = g.sub(5, int64Tensor("axes2", []int64{1}, []int64{2}))
-	g = g.sub(5, floatTensor("zero", []int64{1}, []float32{0}))
+	g = g.Str(2, "embedtest")
+	g = g.Sub(5, onnxpb.FloatTensor("E", []int64{int64(vocabSize), Dim}, vectors))
+	g = g.Sub(5, onnxpb.Int64Tensor("axes2", []int64{1}, []int64{2}))
+	g = g.Sub(5, onnxpb.FloatTensor("zero", []int64{1}, []float32{0}))
 	for _, in := range []string{"input_ids", "attention_mask", "token_type_ids"} {
-		g = g.sub(11, valueInfo(in, tInt64, "batch", "sequence"))
+		g = g.Sub(11, onnxpb.ValueInfo(in, onnxpb.Int64, "batch", "sequence"))
 	}
-	g = g.sub(12, valueInfo("last_hidden_state", tFloat, "batch", "sequence", Dim))
+	g = g.Sub(12, onnxpb.ValueInfo("last_hidden_state", onnxpb.Float, "batch", "sequence", Dim))
 	if pooled {
-		g = g.sub(12, valueInfo("sentence_embedding", tFloat, "batch", Dim))
+		g = g.Sub(12, onnxpb.ValueInfo("sentence_embedding", onnxpb.Float, "batch", Dim))
 	}
-	return model(g)
+	return onnxpb.Model("dsearch-embedtest", g, onnxpb.Opset{Version: 13})
 }
 
 func tokenizerJSON(vocab []string, maxTokens int) []byte {
