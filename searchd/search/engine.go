@@ -439,8 +439,8 @@ func (q *query) pipeline(ctx context.Context, resp *Response) ([]Result, error) 
 }
 
 // addUnembedded adds the keyword-matched segments that have no vector
-// (under 30 characters: the blog never embeds them), so that a short
-// conversation holding the exact word still ranks, by its messages alone.
+// (too little text to embed: segment.Text), so that a short conversation
+// holding the exact word still ranks, by its messages alone.
 func (q *query) addUnembedded(results []Result, allow map[int64]bool) []Result {
 	if len(allow) > q.svc.Config.Pool {
 		return results

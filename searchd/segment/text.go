@@ -3,14 +3,21 @@ package segment
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
+	"unicode"
 )
 
-// Limits of the embedding text, from the blog.
+// Limits of the embedding text.
 const (
-	// MinTextChars: a segment whose joined text is shorter is not
-	// embedded; two or three "yep"s never match a search anyway.
-	MinTextChars = 30
+	// MinTextUnits: a segment whose text holds fewer content units
+	// (see contentUnits) is not embedded: "ㅋㅋ", "ok", "yep", an emoji or
+	// a bare link never match a search by meaning, and each vector costs
+	// memory and embedding time. The blog's rule was 30 characters, which
+	// drops most whole Korean sentences ("나 다음 달에 이사 가" is 11); ten
+	// units is about ten English letters or four Hangul syllables: what
+	// two acknowledgements ("ok thanks", "haha same", "알겠어", "헐 대박")
+	// stay under and a clause with a subject and a verb ("I got the job",
+	// "이사 간다", "합격했어") reaches.
+	MinTextUnits = 10
 	// MaxTextMessages: only a segment's first messages are embedded.
 	MaxTextMessages = 200
 	// Separator joins a segment's messages.
@@ -49,7 +56,8 @@ func Clean(content string) string {
 
 // Text is the embedding text of a segment whose message contents are given
 // in time order: at most MaxTextMessages cleaned messages joined by
-// Separator. It is "" when the text is under MinTextChars characters.
+// Separator. It is "" when the text is not worth embedding: under
+// MinTextUnits content units.
 func Text(contents []string) string {
 	if len(contents) > MaxTextMessages {
 		contents = contents[:MaxTextMessages]
@@ -61,8 +69,92 @@ func Text(contents []string) string {
 		}
 	}
 	s := strings.Join(parts, Separator)
-	if utf8.RuneCountInString(s) < MinTextChars {
+	if contentUnits(s, MinTextUnits) < MinTextUnits {
 		return ""
 	}
 	return s
+}
+
+// placeholders are what Clean puts for links, mentions and custom emoji.
+var placeholders = strings.NewReplacer("[link]", " ", "[mention]", " ", "[emoji]", " ")
+
+// contentUnits measures how much meaning a cleaned text can carry, in
+// Latin-letter equivalents, counting up to enough and stopping there. A
+// character count cannot tell "나 다음 달에 이사 가" (11 characters, a whole
+// sentence) from "ㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋㅋ" (11 characters of laughter), so
+// each letter counts for what it carries:
+//
+//   - a Hangul syllable or a Han ideograph: 3 (a syllable or a morpheme,
+//     like three or so Latin letters: Korean text is about a third as
+//     long as its English translation);
+//   - a kana: 2 (a mora);
+//   - any other letter: 1;
+//   - bare Hangul jamo (ㅋ ㅎ ㅇ ㄱ ㅠ ㅜ), digits, punctuation, symbols,
+//     emoji and the placeholders: 0 (laughter, reactions, decoration,
+//     and a link says nothing of what it links to).
+//
+// Only distinct words count, and a word that repeats a pattern of up to
+// three letters counts as the pattern once, so "lol lol lol", "hahahaha",
+// "하하하하" and "네네네" weigh what one of them does.
+func contentUnits(s string, enough int) int {
+	seen := map[string]bool{}
+	units := 0
+	for _, w := range strings.Fields(placeholders.Replace(s)) {
+		var letters []rune
+		for _, r := range strings.ToLower(w) {
+			if runeUnits(r) > 0 {
+				letters = append(letters, r)
+			}
+		}
+		letters = letters[:period(letters)]
+		k := string(letters)
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		for _, r := range letters {
+			units += runeUnits(r)
+		}
+		if units >= enough {
+			break
+		}
+	}
+	return units
+}
+
+// runeUnits is what one character counts for in contentUnits.
+func runeUnits(r rune) int {
+	switch {
+	case r >= 0xAC00 && r <= 0xD7A3: // precomposed Hangul syllables
+		return 3
+	case r >= 0x1100 && r <= 0x115F, r >= 0xA960 && r <= 0xA97F:
+		// A leading consonant of a decomposed (NFD) syllable stands for
+		// the syllable; its vowel and final consonant count nothing.
+		return 3
+	case unicode.Is(unicode.Hangul, r): // jamo: ㅋㅋ, ㅇㅇ, ㅠㅠ
+		return 0
+	case unicode.Is(unicode.Han, r):
+		return 3
+	case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+		return 2
+	case unicode.IsLetter(r):
+		return 1
+	}
+	return 0
+}
+
+// period is the length of the shortest pattern of up to three runes that
+// w repeats at least twice from start to end ("hahah": 2, "noon": 4),
+// else len(w).
+func period(w []rune) int {
+	for p := 1; p <= 3 && 2*p <= len(w); p++ {
+		i := p
+		for i < len(w) && w[i] == w[i-p] {
+			i++
+		}
+		if i == len(w) {
+			return p
+		}
+	}
+	return len(w)
 }

@@ -118,7 +118,7 @@ func (m *Main) segmentCmd() *ffcli.Command {
 			if text := segment.Text(contents); text != "" {
 				fmt.Fprintf(w, "embedding text: %s\n", text)
 			} else {
-				fmt.Fprintf(w, "embedding text: none (under %d characters: not embedded)\n", segment.MinTextChars)
+				fmt.Fprintf(w, "embedding text: none (under %d content units: not embedded)\n", segment.MinTextUnits)
 			}
 			return nil
 		})
