@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"github.com/knights-analytics/hugot/backends"
 	"github.com/knights-analytics/hugot/options"
 	"github.com/knights-analytics/hugot/pipelines"
+
+	"dsearch/searchd/embed/onnxpb"
 )
 
 // Backend selects hugot's runtime.
@@ -109,20 +110,27 @@ func Load(dir string, opts Options) (*Model, error) {
 	return &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, LoadTime: time.Since(start)}, nil
 }
 
-// checkGoCanRun refuses models the pure-Go backend would crash on: its
-// integer-quantized kernels (MatMulInteger, DynamicQuantizeLinear) fail
-// inside worker goroutines, where no recover can catch them.
+// checkGoCanRun refuses, at load, a model the pure-Go backend cannot run,
+// naming the operators: otherwise onnx-gomlx fails on the first embedding
+// (or, for its quantized kernels, crashes the process). It reads the node
+// list of the model's .onnx files, skipping the weights.
 func checkGoCanRun(dir string) error {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.onnx"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	files, err := filepath.Glob(filepath.Join(dir, "*.onnx"))
+	if err != nil {
+		return err
+	}
+	for _, path := range files {
+		f, err := os.Open(path)
 		if err != nil {
 			return err
 		}
-		for _, op := range []string{"MatMulInteger", "DynamicQuantizeLinear"} {
-			if bytes.Contains(b, []byte(op)) {
-				return fmt.Errorf("model %s is quantized (%s): the pure-Go backend cannot run it; use --embed-backend ort or an fp32 model", dir, op)
-			}
+		ops, err := onnxpb.ReadOps(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("model %s: %s: %w", dir, filepath.Base(path), err)
+		}
+		if bad := goCannotRun(ops); len(bad) > 0 {
+			return fmt.Errorf("model %s uses %s, which the pure-Go backend cannot run; use --embed-backend ort", dir, joinAnd(bad))
 		}
 	}
 	return nil
