@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -198,6 +199,30 @@ func TestRealModel(t *testing.T) {
 			"finally finished the game, the story of Kojima's delivery simulator is wild"})
 }
 
+// unigramIDs reads the ids of the Unigram fixture's pieces from its
+// tokenizer.json.
+func unigramIDs(t *testing.T, dir string) map[string]uint32 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk struct {
+		Model struct {
+			Type  string  `json:"type"`
+			Vocab [][]any `json:"vocab"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal(b, &tk); err != nil || tk.Model.Type != "Unigram" {
+		t.Fatalf("tokenizer.json: %v, model type %q", err, tk.Model.Type)
+	}
+	ids := map[string]uint32{}
+	for i, p := range tk.Model.Vocab {
+		ids[p[0].(string)] = uint32(i)
+	}
+	return ids
+}
+
 // tokenIDs tokenizes texts as m does before embedding them.
 func tokenIDs(t *testing.T, m *Model, texts ...string) [][]uint32 {
 	t.Helper()
@@ -211,4 +236,121 @@ func tokenIDs(t *testing.T, m *Model, texts ...string) [][]uint32 {
 		out[i] = slices.Clone(in.TokenIDs)
 	}
 	return out
+}
+
+// The bge-m3-shaped fixture: an XLM-RoBERTa Unigram tokenizer, two inputs,
+// CLS pooling, Korean and English. Both tokenizers (Rust's under ONNX
+// Runtime, sugarme's in pure Go) must cut the same pieces, and the CLS
+// token must carry the meaning.
+func TestUnigramCLSFixture(t *testing.T) {
+	dir := t.TempDir()
+	if err := embedtest.Write(dir, embedtest.Options{Tokenizer: embedtest.Unigram, Pooling: "cls"}); err != nil {
+		t.Fatal(err)
+	}
+	id := unigramIDs(t, dir)
+	pieces := func(ps ...string) []uint32 {
+		out := []uint32{embedtest.BOS}
+		for _, p := range ps {
+			i, ok := id[p]
+			if !ok {
+				t.Fatalf("no piece %q in the fixture", p)
+			}
+			out = append(out, i)
+		}
+		return append(out, embedtest.EOS)
+	}
+	tokens := []struct {
+		text string
+		want []uint32
+	}{
+		{"보일러 수리", pieces("▁보일러", "▁수리")},
+		{"the boilers broke", pieces("▁the", "▁boiler", "s", "▁broke")},
+		// Particles are pieces of their own; unknown text is one <unk>
+		// after a bare "▁".
+		{"민수는 이사를 간다", pieces("▁", "<unk>", "는", "▁이사", "를", "▁", "<unk>")},
+		{"치킨에 맥주", pieces("▁치킨", "에", "▁맥주")},
+	}
+	queries := []string{"보일러가 고장났어", "게임 엔딩 봤어?", "다음 달에 이사 가", "논문 심사 준비", "치킨에 맥주"}
+	passages := []string{
+		"plumber came to repair the heating pipes and the pressure valve",
+		"the story of death stranding and its boss level on steam",
+		"packing boxes, the landlord and the lease for the house",
+		"the professor wants chapter three of the paper rewritten before the defense",
+		"pizza and beer for dinner at the new restaurant",
+	}
+	for _, o := range testBackends(t) {
+		t.Run(string(o.Backend), func(t *testing.T) {
+			m, err := Load(dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if m.Config().Pooling != CLS {
+				t.Fatalf("pooling %q", m.Config().Pooling)
+			}
+			for _, tt := range tokens {
+				if got := tokenIDs(t, m, tt.text)[0]; !slices.Equal(got, tt.want) {
+					t.Errorf("%q: token ids %v, want %v", tt.text, got, tt.want)
+				}
+			}
+			// Korean questions find English passages of their topic, and
+			// the other way round.
+			checkRanking(t, m, queries, passages)
+			checkRanking(t, m, passages, queries)
+		})
+	}
+
+	// CLS pooling is what makes it work: pooled by mean, the same network
+	// embeds every text alike (its other tokens carry one constant).
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pooling = Mean
+	if err := WriteConfig(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir, Options{Backend: Go})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	vs, err := m.EmbedPassages(context.Background(), passages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := dot(vs[0], vs[1]); s < 0.9 {
+		t.Errorf("mean-pooled, heating and games passages are %.2f similar; the fixture's CLS token is not what carries the meaning", s)
+	}
+}
+
+// Runs of spaces: bge-m3's tokenizer.json collapses them with a Replace
+// normalizer whose pattern is {"Regex": " {2,}"}. The pure-Go tokenizer
+// (github.com/sugarme/tokenizer v0.3.0, pretrained.createReplaceNormalizer)
+// reads a Regex pattern as the empty string, which matches nothing, so it
+// keeps them: one more "▁" for each extra space. searchd collapses
+// whitespace in passages (segment's embedding text), not in queries.
+func TestUnigramRunsOfSpaces(t *testing.T) {
+	dir := t.TempDir()
+	if err := embedtest.Write(dir, embedtest.Options{Tokenizer: embedtest.Unigram, Pooling: "cls"}); err != nil {
+		t.Fatal(err)
+	}
+	id := unigramIDs(t, dir)
+	collapsed := []uint32{embedtest.BOS, id["▁보일러"], id["가"], id["▁"], embedtest.Unk, embedtest.EOS}
+	kept := []uint32{embedtest.BOS, id["▁보일러"], id["가"], id["▁"], id["▁"], embedtest.Unk, embedtest.EOS}
+	for _, o := range testBackends(t) {
+		m, err := Load(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tokenIDs(t, m, "보일러가  고장났어")[0]
+		m.Close()
+		want := collapsed
+		if o.Backend == Go {
+			want = kept // if this fails, the Go tokenizer now collapses them too: expect collapsed
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: token ids %v, want %v", o.Backend, got, want)
+		}
+	}
 }
