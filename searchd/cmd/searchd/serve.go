@@ -64,6 +64,9 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log}
 		emb = &server.Embedding{Model: model.Name(), Backend: string(model.Backend()), Dim: model.Dim(), Job: job, Matrix: matrix}
 		svc.Embedder, svc.Matrix = model, matrix
+		if svc.Config.MinSimilarity < 0 {
+			svc.Config.MinSimilarity = model.Config().MinSimilarity
+		}
 	} else {
 		log.Warn("no embedding model configured (--model): serving without embeddings")
 	}

