@@ -105,6 +105,8 @@ demo-run: build run-dir
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 'who is moving to a new place?'; \
 	echo '--- searchd search --mode hybrid "보일러 고장"'; \
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --mode hybrid '보일러 고장'; \
+	echo '--- searchd search "who bought the new Pokemon game?" (English question, Korean conversation)'; \
+	$(BIN)/searchd search --socket $(SOCKET) --limit 2 'who bought the new Pokemon game?'; \
 	echo '--- searchd search --keywords steam "game on sale"'; \
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --keywords steam 'game on sale'; \
 	echo '--- searchd query (results only unless an Ollama answers on $(OLLAMA))'; \

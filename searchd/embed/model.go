@@ -204,19 +204,38 @@ func (m *Model) EmbedPassages(ctx context.Context, texts []string) ([][]float32,
 // maxBatch bounds one inference call; the caller's batch is split.
 const maxBatch = 32
 
+// attentionBudget bounds a call's batch × tokens²: each layer's attention
+// scores are batch × heads × tokens² floats, so 32 conversations of 512
+// tokens would ask ONNX Runtime for gigabytes (its arena keeps what it
+// once took). 4 × 512² is 150 MB of scores with 12 heads.
+const attentionBudget = 4 * 512 * 512
+
 func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	ids, err := m.TokenIDs(texts)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]float32, len(texts))
 	// Similar lengths together: each call pads to its longest input.
 	order := make([]int, len(texts))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return len(texts[order[a]]) < len(texts[order[b]]) })
-	for start := 0; start < len(order); start += maxBatch {
+	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) < len(ids[order[b]]) })
+	for start := 0; start < len(order); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		idx := order[start:min(start+maxBatch, len(order))]
+		end := start + 1
+		for end < len(order) && end-start < maxBatch {
+			n := len(ids[order[end]]) // the longest so far
+			if (end-start+1)*n*n > attentionBudget {
+				break
+			}
+			end++
+		}
+		idx := order[start:end]
+		start = end
 		batch := make([]string, len(idx))
 		for i, j := range idx {
 			batch[i] = texts[j]
