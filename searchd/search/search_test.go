@@ -340,14 +340,17 @@ func TestClassify(t *testing.T) {
 func TestShortSegmentFoundByKeyword(t *testing.T) {
 	s := setup(t)
 	ctx := context.Background()
-	short := m(20, 300, alice, 60*time.Hour, "클코 최고")
+	short := m(20, 300, alice, 60*time.Hour, "클코 ㅋㅋ")
 	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{short}}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	// Embed the new message (not the segment: it is under 30 characters).
+	// Embed the new message (not the segment: under segment.MinTextUnits).
 	job := &index.Job{DB: s.DB, Embedder: s.Embedder.(index.Embedder), Matrix: s.Matrix, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := job.RunOnce(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if s.Matrix.Vector(segmentOf(t, s, 20)) != nil {
+		t.Fatal("the short segment got a vector: this test no longer reaches segments without one")
 	}
 	resp := run(t, s, Request{Query: "graph fix", Keywords: []string{"클코"}})
 	if resp.KeywordFallback || len(resp.Results) != 1 || resp.Results[0].SegmentID != segmentOf(t, s, 20) {
