@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knights-analytics/hugot/backends"
-
 	"dsearch/searchd/embed/embedtest"
 )
 
@@ -226,16 +224,11 @@ func unigramIDs(t *testing.T, dir string) map[string]uint32 {
 // tokenIDs tokenizes texts as m does before embedding them.
 func tokenIDs(t *testing.T, m *Model, texts ...string) [][]uint32 {
 	t.Helper()
-	batch := backends.NewBatch(len(texts))
-	defer batch.Destroy()
-	if err := m.pipeline.Preprocess(batch, texts); err != nil {
+	ids, err := m.TokenIDs(texts)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([][]uint32, len(texts))
-	for i, in := range batch.Input {
-		out[i] = slices.Clone(in.TokenIDs)
-	}
-	return out
+	return ids
 }
 
 // The bge-m3-shaped fixture: an XLM-RoBERTa Unigram tokenizer, two inputs,

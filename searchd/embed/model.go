@@ -211,7 +211,9 @@ const maxBatch = 32
 const attentionBudget = 4 * 512 * 512
 
 func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	ids, err := m.TokenIDs(texts)
+	// Tokenized once: the lengths choose the batches, and the batches
+	// run from these tokens.
+	inputs, err := m.tokenize(texts)
 	if err != nil {
 		return nil, err
 	}
@@ -221,39 +223,49 @@ func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) 
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) < len(ids[order[b]]) })
+	tokens := func(i int) int { return len(inputs[order[i]].TokenIDs) }
+	sort.SliceStable(order, func(a, b int) bool { return tokens(a) < tokens(b) })
 	for start := 0; start < len(order); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		end := start + 1
-		for end < len(order) && end-start < maxBatch {
-			n := len(ids[order[end]]) // the longest so far
-			if (end-start+1)*n*n > attentionBudget {
-				break
-			}
-			end++
+		for end < len(order) && end-start < maxBatch && (end-start+1)*tokens(end)*tokens(end) <= attentionBudget {
+			end++ // tokens(end) is the batch's longest: sorted
 		}
-		idx := order[start:end]
-		start = end
-		batch := make([]string, len(idx))
-		for i, j := range idx {
-			batch[i] = texts[j]
+		batch := make([]backends.TokenizedInput, 0, end-start)
+		for _, j := range order[start:end] {
+			batch = append(batch, inputs[j])
 		}
 		vecs, err := m.run(batch)
 		if err != nil {
 			return nil, err
 		}
-		for i, j := range idx {
+		for i, j := range order[start:end] {
 			out[j] = vecs[i]
 		}
+		start = end
 	}
 	return out, nil
 }
 
-// run embeds one batch, pooling the raw output ourselves (hugot would
-// mean-pool any token output, which is wrong for CLS models like bge-m3).
-func (m *Model) run(texts []string) (vecs [][]float32, err error) {
+// tokenize runs the tokenizer alone: hugot's Preprocess is this, then the
+// input tensors.
+func (m *Model) tokenize(texts []string) ([]backends.TokenizedInput, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.session == nil {
+		return nil, errors.New("embedding model is closed")
+	}
+	batch := backends.NewBatch(len(texts))
+	backends.TokenizeInputs(batch, m.pipeline.Model.Tokenizer, texts)
+	return batch.Input, nil
+}
+
+// run embeds one batch of tokenized texts, pooling the raw output ourselves
+// (hugot would mean-pool any token output, which is wrong for CLS models
+// like bge-m3).
+func (m *Model) run(inputs []backends.TokenizedInput) (vecs [][]float32, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.session == nil {
@@ -266,15 +278,19 @@ func (m *Model) run(texts []string) (vecs [][]float32, err error) {
 		}
 	}()
 	p := m.pipeline
-	batch := backends.NewBatch(len(texts))
+	batch := backends.NewBatch(len(inputs))
 	defer batch.Destroy()
-	if err := p.Preprocess(batch, texts); err != nil {
+	batch.Input = inputs
+	for _, in := range inputs {
+		batch.MaxSequenceLength = max(batch.MaxSequenceLength, in.MaxAttentionIndex+1)
+	}
+	if err := backends.CreateInputTensors(batch, p.Model, p.Runtime); err != nil {
 		return nil, err
 	}
 	if err := p.Forward(batch); err != nil {
 		return nil, err
 	}
-	vecs = make([][]float32, len(texts))
+	vecs = make([][]float32, len(inputs))
 	switch out := batch.OutputValues[p.OutputIndex].(type) {
 	case [][][]float32:
 		for i, tokens := range out {

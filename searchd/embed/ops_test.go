@@ -147,18 +147,7 @@ func TestWeights4BitOnORT(t *testing.T) {
 		t.Fatal(err)
 	}
 	texts := []string{"the boiler broke", "finished the game ending", "moving to a new apartment"}
-	var vecs [2][][]float32
-	for i, dir := range []string{plain, q4} {
-		m, err := Load(dir, o[len(o)-1]) // one ONNX Runtime session at a time
-		if err != nil {
-			t.Fatal(err)
-		}
-		vecs[i], err = m.EmbedPassages(context.Background(), texts)
-		m.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	vecs := [2][][]float32{embedWith(t, plain, o[len(o)-1], texts), embedWith(t, q4, o[len(o)-1], texts)}
 	// The projection is the identity, exactly representable in 4 bits.
 	for i := range texts {
 		if s := dot(vecs[0][i], vecs[1][i]); s < 0.9999 {
@@ -284,22 +273,27 @@ func TestStandard4BitUnpacking(t *testing.T) {
 		t.Errorf("BitShift on the Go backend: %v", err)
 	}
 	if o := testBackends(t); o[len(o)-1].Backend == ORT {
-		var vecs [2][][]float32
-		for i, d := range []string{dir, shifted} {
-			m, err := Load(d, o[len(o)-1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			vecs[i], err = m.EmbedPassages(context.Background(), texts)
-			m.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		vecs := [2][][]float32{embedWith(t, dir, o[len(o)-1], texts), embedWith(t, shifted, o[len(o)-1], texts)}
 		for i := range texts {
 			if s := dot(vecs[0][i], vecs[1][i]); s < 0.9999 {
 				t.Errorf("%q: Div and BitShift unpack differently on ONNX Runtime (similarity %.5f)", texts[i], s)
 			}
 		}
 	}
+}
+
+// embedWith loads the model in dir, embeds the passages and closes it
+// again (one ONNX Runtime session at a time).
+func embedWith(t *testing.T, dir string, o Options, texts []string) [][]float32 {
+	t.Helper()
+	m, err := Load(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	v, err := m.EmbedPassages(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
