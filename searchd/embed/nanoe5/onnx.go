@@ -29,9 +29,15 @@ type graphBuilder struct {
 }
 
 func (g *graphBuilder) op(op string, inputs []string, attrs ...onnxpb.Message) string {
+	return g.domainOp("", op, inputs, attrs...)
+}
+
+// domainOp adds a node of another operator set (ONNX Runtime's
+// com.microsoft) and returns its output's name.
+func (g *graphBuilder) domainOp(domain, op string, inputs []string, attrs ...onnxpb.Message) string {
 	g.n++
 	out := fmt.Sprintf("%s_%d", op, g.n)
-	g.nodes = append(g.nodes, onnxpb.Node(op, out, inputs, []string{out}, attrs...))
+	g.nodes = append(g.nodes, onnxpb.DomainNode(domain, op, out, inputs, []string{out}, attrs...))
 	return out
 }
 
@@ -171,10 +177,8 @@ func (g *graphBuilder) linear(x, name string, out, in int, w Weights, f *File) s
 		}
 		g.init(onnxpb.RawTensor(name+".w", onnxpb.Uint8, []int64{int64(out), int64(in / qk), 16}, packed))
 		g.floats(name+".scale", []int64{int64(nb)}, scales)
-		g.n++
-		y = fmt.Sprintf("MatMulNBits_%d", g.n)
-		g.nodes = append(g.nodes, onnxpb.DomainNode("com.microsoft", "MatMulNBits", y, []string{x, name + ".w", name + ".scale"}, []string{y},
-			onnxpb.IntAttr("K", int64(in)), onnxpb.IntAttr("N", int64(out)), onnxpb.IntAttr("bits", 4), onnxpb.IntAttr("block_size", qk)))
+		y = g.domainOp("com.microsoft", "MatMulNBits", []string{x, name + ".w", name + ".scale"},
+			onnxpb.IntAttr("K", int64(in)), onnxpb.IntAttr("N", int64(out)), onnxpb.IntAttr("bits", 4), onnxpb.IntAttr("block_size", qk))
 	case F32:
 		m := dequantize(blocks) // [out, in]
 		t := make([]float32, len(m))
