@@ -54,8 +54,12 @@ func (m *Main) evalCmd() *ffcli.Command {
 			}
 			return m.evalSegments(ctx, &scfg, sexport, gold, sdump)
 		})
-	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval|segments [flags]", ShortHelp: "measure search and segmentation quality on labelled data",
-		Subcommands: []*ffcli.Command{retrieval, segments}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
+	var fcfg Config
+	floor := command("floor", "SET_DIR SET_DIR... [flags]",
+		"where a model puts answers and non-answers, to choose its --min-similarity (each SET_DIR: exports and queries.jsonl)", &fcfg, nil,
+		func(ctx context.Context, sets []string) error { return m.evalFloor(ctx, &fcfg, sets) })
+	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval|segments|floor [flags]", ShortHelp: "measure search and segmentation quality on labelled data",
+		Subcommands: []*ffcli.Command{retrieval, segments, floor}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
 		Exec: func(context.Context, []string) error { return flag.ErrHelp }}
 }
 
