@@ -8,9 +8,9 @@ import (
 	"dsearch/searchd/embed"
 )
 
-// MinSimilarity is multilingual-e5-small's confidence floor, calibrated
-// on the evaluation sets (docs/models.md): e5 puts unrelated text at
-// cosines of 0.7–0.8.
+// MinSimilarity is multilingual-e5-small's confidence floor, where answers
+// start to be lost (`searchd eval floor` on the evaluation sets,
+// docs/retrieval.md): e5 puts unrelated text at cosines of 0.75–0.9.
 const MinSimilarity = 0.75
 
 // Config is the model directory's description: e5's query and passage
