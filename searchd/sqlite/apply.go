@@ -24,8 +24,10 @@ type Checkpoint struct {
 
 // Apply writes a batch in one transaction: guilds, channels, authors and
 // their names, new and edited messages, deletions. New messages are placed
-// in segments incrementally (see segment.Rules.Place); history is never
-// re-segmented. cp, if not nil, is saved in the same transaction.
+// in segments as an in-order import would place them, whatever order they
+// arrive in (placeFresh): incrementally when they follow the channel's
+// latest, else by re-segmenting from the earliest of them as far as that
+// changes anything. cp, if not nil, is saved in the same transaction.
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
 	var res searchd.BatchResult
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -82,6 +84,9 @@ type applier struct {
 	latest  map[int64]*placed // channel → its latest placed message, nil if none
 	placed  map[int64]placed
 	recent  map[int64]*recent // channel → its latest spoken messages (busy rules)
+
+	fresh  []*searchd.Message // inserted by this batch, in channel and time order, to place
+	replay *replay            // the channel being re-segmented, if any
 }
 
 const (
@@ -151,8 +156,8 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if err := a.upsertAuthors(b.Messages); err != nil {
 		return res, err
 	}
-	// Place messages in time order within each channel, whatever order
-	// they came in.
+	// Store every message first, then place the new ones channel by
+	// channel in time order (placeFresh), whatever order they came in.
 	order := make([]*searchd.Message, len(b.Messages))
 	for i := range b.Messages {
 		order[i] = &b.Messages[i]
@@ -164,6 +169,9 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 		if err := a.upsertMessage(m, &res); err != nil {
 			return res, fmt.Errorf("message %d: %w", m.ID, err)
 		}
+	}
+	if err := a.placeFresh(); err != nil {
+		return res, err
 	}
 	for _, id := range b.Deletes {
 		if err := a.deleteMessage(id, &res); err != nil {
@@ -351,28 +359,16 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return err
 		}
 	}
-	return a.place(m)
+	a.fresh = append(a.fresh, m)
+	return nil
 }
 
-// touchSegmentOf marks an edited message's segment as changed.
+// touchSegmentOf marks an edited message's segment as changed. It writes
+// the row directly: loading the span here would cache bounds that a
+// re-segmentation later in the batch must compute afresh.
 func (a *applier) touchSegmentOf(msg int64) error {
-	row, err := a.queryRow(qSegmentOf, msg)
-	if err != nil {
-		return err
-	}
-	var id int64
-	switch err := row.Scan(&id); {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return err
-	}
-	s, err := a.span(id)
-	if err != nil {
-		return err
-	}
-	s.dirty = true
-	return nil
+	_, err := a.exec(`UPDATE segments SET revision = revision + 1 WHERE id = (SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg)
+	return err
 }
 
 // deleteMessage removes a message and its membership and leaves a

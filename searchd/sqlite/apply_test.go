@@ -240,7 +240,8 @@ func TestDelete(t *testing.T) {
 }
 
 // Messages that arrive out of order (an older export imported after a newer
-// one) join the conversation running at their time.
+// one) are segmented as an in-order import would (see also
+// TestSegmentationIgnoresArrivalOrder).
 func TestOutOfOrder(t *testing.T) {
 	db := openTest(t)
 	apply(t, db, msg(10, 10*time.Hour, 0), msg(11, 10*time.Hour+time.Minute, 0))

@@ -21,16 +21,29 @@ type span struct {
 }
 
 // placed is a message placed during this transaction, for replies to it.
-type placed struct{ channel, at, segment int64 }
+type placed struct{ channel, at, id, segment int64 }
+
+// before reports whether a message (at, id) comes before (at2, id2) in a
+// channel's time order: by time, then by ID, as an in-order import
+// places them.
+func before(at, id, at2, id2 int64) bool {
+	return at < at2 || at == at2 && id < id2
+}
+
+// beforeM restricts a query on messages m to those before a message in
+// time order (arguments: at, at, id); the first term lets the
+// (channel, created_at, id) indexes bound the scan.
+const beforeM = `m.created_at <= ? AND (m.created_at < ? OR m.id < ?)`
 
 const (
 	qMember     = `INSERT INTO message_segments (message_id, segment_id) VALUES (?, ?)`
-	qLatestMsg  = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
-	qMsgAt      = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? AND m.created_at <= ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
-	qParent     = `SELECT m.channel_id, m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`
+	qLatestMsg  = `SELECT m.channel_id, m.created_at, m.id, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	qMsgBefore  = `SELECT m.channel_id, m.created_at, m.id, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? AND ` + beforeM + ` ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	qParent     = `SELECT m.channel_id, m.created_at, m.id, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`
 	qSpan       = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE id = ?`
-	qLatestSpan = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? ORDER BY start_at DESC, id DESC LIMIT 1`
-	qSpanAt     = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? ORDER BY start_at DESC, id DESC LIMIT 1`
+	qLatestSpan = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
+	qSpanAt     = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
+	qSpanBefore = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? AND (start_at < ? OR start_message_id < ?) ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
 	qNewSpan    = `INSERT INTO segments (channel_id, start_message_id, end_message_id, start_at, end_at, message_count, revision) VALUES (?, ?, ?, ?, ?, 0, 0) RETURNING id`
 	qUpdateSpan = `UPDATE segments SET start_message_id = ?, end_message_id = ?, start_at = ?, end_at = ?, message_count = ?, revision = revision + 1 WHERE id = ?`
 )
@@ -45,7 +58,7 @@ func (a *applier) place(m *searchd.Message) error {
 	if err != nil {
 		return err
 	}
-	prev, err := a.previousAt(m.ChannelID, m.CreatedAt)
+	prev, err := a.previousAt(m)
 	if err != nil {
 		return err
 	}
@@ -86,15 +99,15 @@ func (a *applier) place(m *searchd.Message) error {
 		s.endAt, s.endMsg = m.CreatedAt, m.ID
 	}
 	s.dirty = true
-	p := placed{m.ChannelID, m.CreatedAt, s.id}
+	p := placed{m.ChannelID, m.CreatedAt, m.ID, s.id}
 	a.placed[m.ID] = p
 	if a.rules.Busy {
 		a.noteRecent(m)
 	}
-	if l := a.latest[m.ChannelID]; l == nil || m.CreatedAt >= l.at {
+	if l := a.latest[m.ChannelID]; l == nil || !before(m.CreatedAt, m.ID, l.at, l.id) {
 		a.latest[m.ChannelID] = &p
 	}
-	return nil
+	return a.replay.placed(m, s.id)
 }
 
 const spoken = `m.type IN ('Default', 'Reply')`
@@ -148,12 +161,12 @@ func (a *applier) noteRecent(m *searchd.Message) {
 
 func (a *applier) loadRecent(m *searchd.Message) (*recent, error) {
 	s, err := a.stmt(`SELECT m.author_id, m.created_at FROM messages m
-		WHERE m.channel_id = ? AND m.created_at <= ? AND m.id != ? AND ` + spoken + `
+		WHERE m.channel_id = ? AND ` + beforeM + ` AND ` + spoken + `
 		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.QueryContext(a.ctx, m.ChannelID, m.CreatedAt, m.ID, a.rules.BusyWindow)
+	rows, err := s.QueryContext(a.ctx, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, a.rules.BusyWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -192,13 +205,13 @@ func (a *applier) busyContext(m *searchd.Message, pace segment.Pace) (segment.Bu
 		return &s, nil
 	}
 	const byAuthor = `SELECT m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
-		WHERE m.channel_id = ? AND m.author_id = ? AND m.created_at <= ? AND m.id != ? AND ` + spoken + `
+		WHERE m.channel_id = ? AND m.author_id = ? AND ` + beforeM + ` AND ` + spoken + `
 		ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
 	for _, u := range m.Mentions {
 		if u == m.Author.ID {
 			continue
 		}
-		s, err := seen(byAuthor, m.ChannelID, u, m.CreatedAt, m.ID)
+		s, err := seen(byAuthor, m.ChannelID, u, m.CreatedAt, m.CreatedAt, m.ID)
 		if err != nil {
 			return b, err
 		}
@@ -209,12 +222,12 @@ func (a *applier) busyContext(m *searchd.Message, pace segment.Pace) (segment.Bu
 	var err error
 	b.AddressedBy, err = seen(`SELECT mm.created_at, ms.segment_id FROM message_mentions mm
 		JOIN message_segments ms ON ms.message_id = mm.message_id JOIN messages m ON m.id = mm.message_id
-		WHERE mm.user_id = ? AND mm.channel_id = ? AND mm.created_at <= ? AND mm.message_id != ? AND m.author_id != ?
-		ORDER BY mm.created_at DESC, mm.message_id DESC LIMIT 1`, m.Author.ID, m.ChannelID, m.CreatedAt, m.ID, m.Author.ID)
+		WHERE mm.user_id = ? AND mm.channel_id = ? AND mm.created_at <= ? AND (mm.created_at < ? OR mm.message_id < ?) AND m.author_id != ?
+		ORDER BY mm.created_at DESC, mm.message_id DESC LIMIT 1`, m.Author.ID, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, m.Author.ID)
 	if err != nil {
 		return b, err
 	}
-	b.Own, err = seen(byAuthor, m.ChannelID, m.Author.ID, m.CreatedAt, m.ID)
+	b.Own, err = seen(byAuthor, m.ChannelID, m.Author.ID, m.CreatedAt, m.CreatedAt, m.ID)
 	return b, err
 }
 
@@ -225,20 +238,20 @@ func (s *span) public() *segment.Span {
 	return &segment.Span{ID: s.id, StartAt: s.startAt, EndAt: s.endAt}
 }
 
-// previousAt returns the segment of the channel's latest message at or
-// before `at` (other than those being placed now).
-func (a *applier) previousAt(channel, at int64) (*span, error) {
-	l, ok := a.latest[channel]
+// previousAt returns the segment of the channel's latest placed message
+// before m.
+func (a *applier) previousAt(m *searchd.Message) (*span, error) {
+	l, ok := a.latest[m.ChannelID]
 	if !ok {
 		var err error
-		if l, err = a.loadPlaced(qLatestMsg, channel); err != nil {
+		if l, err = a.loadPlaced(qLatestMsg, m.ChannelID); err != nil {
 			return nil, err
 		}
-		a.latest[channel] = l
+		a.latest[m.ChannelID] = l
 	}
-	if l != nil && l.at > at {
+	if l != nil && !before(l.at, l.id, m.CreatedAt, m.ID) {
 		var err error
-		if l, err = a.loadPlaced(qMsgAt, channel, at); err != nil {
+		if l, err = a.loadPlaced(qMsgBefore, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -254,7 +267,7 @@ func (a *applier) loadPlaced(q string, args ...any) (*placed, error) {
 		return nil, err
 	}
 	var p placed
-	switch err := row.Scan(&p.channel, &p.at, &p.segment); {
+	switch err := row.Scan(&p.channel, &p.at, &p.id, &p.segment); {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
@@ -278,6 +291,9 @@ func (a *applier) parent(m *searchd.Message) (*segment.Parent, error) {
 	}
 	if p.channel != m.ChannelID {
 		return nil, nil // a reply across channels does not merge conversations
+	}
+	if !before(p.at, p.id, m.CreatedAt, m.ID) {
+		return nil, nil // placed later in time order: an in-order import would not know it yet
 	}
 	return &segment.Parent{CreatedAt: p.at, SegmentID: p.segment}, nil
 }
@@ -331,6 +347,9 @@ func (a *applier) loadSpan(q string, args ...any) (*span, error) {
 	}
 	if cached, ok := a.spans[s.id]; ok {
 		return cached, nil // ours is newer than the row, or equal
+	}
+	if err := a.replay.restrict(a, &s); err != nil {
+		return nil, err
 	}
 	a.spans[s.id] = &s
 	return &s, nil

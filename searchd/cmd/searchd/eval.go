@@ -40,19 +40,20 @@ func (m *Main) evalCmd() *ffcli.Command {
 			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump)
 		})
 	var scfg Config
-	var sexport, gold, sdump string
+	var sexport, gold, sdump, sorder string
 	segments := command("segments", "--export DIR --gold FILE [flags]",
 		"import an export into a scratch database and score its segments against gold conversations", &scfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&sexport, "export", "", "DiscordChatExporter export file or directory")
 			fs.StringVar(&gold, "gold", "", `JSON lines: {"channel_id", "messages": [message ids]}, one gold conversation each`)
 			fs.StringVar(&sdump, "dump", "", `write {"segment_id", "messages": [ids]} lines here`)
+			fs.StringVar(&sorder, "order", "import", "the order messages arrive in: import (each file in order), backfill (the bot's: pages of 100 going back in time), shuffle")
 		},
 		func(ctx context.Context, _ []string) error {
 			if sexport == "" || gold == "" {
 				return errors.New("eval segments: --export and --gold are required")
 			}
-			return m.evalSegments(ctx, &scfg, sexport, gold, sdump)
+			return m.evalSegments(ctx, &scfg, sexport, gold, sdump, sorder)
 		})
 	var fcfg Config
 	floor := command("floor", "SET_DIR SET_DIR... [flags]",
