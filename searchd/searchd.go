@@ -80,6 +80,10 @@ type BatchResult struct {
 	Unchanged int
 	Deleted   int
 	Skipped   int // tombstoned: deleted earlier, not brought back
+	// Conflicts are messages whose ID is already stored in another
+	// channel: refused, the stored one kept (docs/design.md, "Import").
+	Conflicts   int
+	ConflictIDs []int64 // the first few, for the log
 }
 
 // Add sums two results.
@@ -89,4 +93,9 @@ func (r *BatchResult) Add(o BatchResult) {
 	r.Unchanged += o.Unchanged
 	r.Deleted += o.Deleted
 	r.Skipped += o.Skipped
+	r.Conflicts += o.Conflicts
+	r.ConflictIDs = append(r.ConflictIDs, o.ConflictIDs[:min(len(o.ConflictIDs), MaxConflictIDs-len(r.ConflictIDs))]...)
 }
+
+// MaxConflictIDs is how many conflicting IDs a BatchResult lists.
+const MaxConflictIDs = 10

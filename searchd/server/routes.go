@@ -75,11 +75,14 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted)
+	if res.Conflicts > 0 {
+		s.Log.Warn("messages refused: their IDs are stored in another channel", "count", res.Conflicts, "ids", res.ConflictIDs)
+	}
 	if s.Embedding != nil && res.Inserted+res.Updated+res.Deleted > 0 {
 		s.Embedding.Job.Kick()
 	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
-		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped})
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Conflicts: res.Conflicts})
 }
 
 // toBatch validates a request batch and converts it.

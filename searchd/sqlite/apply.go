@@ -98,6 +98,7 @@ const (
 	qIndex      = `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`
 	qUnindex    = `DELETE FROM messages_fts WHERE rowid = ?`
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
+	qChannelOf  = `SELECT channel_id FROM messages WHERE id = ?`
 	qMention    = `INSERT INTO message_mentions (message_id, user_id, channel_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qSegmentOf  = `SELECT segment_id FROM message_segments WHERE message_id = ?`
 )
@@ -327,7 +328,25 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		return err
 	}
 	if n, _ := r.RowsAffected(); n == 0 {
-		// Known: an edit keeps its segment, whose text is now stale.
+		// Known. A snowflake names one message everywhere, so the same ID
+		// in another channel is a broken export: refuse it rather than
+		// move text into a channel whose readers may not see the other.
+		row, err := a.queryRow(qChannelOf, m.ID)
+		if err != nil {
+			return err
+		}
+		var stored int64
+		if err := row.Scan(&stored); err != nil {
+			return err
+		}
+		if stored != m.ChannelID {
+			res.Conflicts++
+			if len(res.ConflictIDs) < searchd.MaxConflictIDs {
+				res.ConflictIDs = append(res.ConflictIDs, m.ID)
+			}
+			return nil
+		}
+		// An edit keeps its segment, whose text is now stale.
 		r, err := a.exec(qUpdateMsg, edited, m.Content, m.Type, reply, m.Attachments,
 			m.ID, edited, m.Content, m.Type, reply, m.Attachments, edited)
 		if err != nil {

@@ -201,6 +201,9 @@ type BatchResult struct {
 	Unchanged int `json:"unchanged"`
 	Deleted   int `json:"deleted"`
 	Skipped   int `json:"skipped"` // deleted earlier: not brought back
+	// Conflicts are messages refused because their ID is stored in
+	// another channel (the stored one is kept).
+	Conflicts int `json:"conflicts,omitempty"`
 }
 
 // Backfill is a channel's backfill checkpoint, kept by searchd for the
