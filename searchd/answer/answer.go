@@ -155,11 +155,15 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	resp.RankedMessages = ranked
-	limit := pageSize(req.Limit)
-	resp.Results = results[:min(limit, len(results))]
-	if limit < len(results) {
-		resp.NextCursor = search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter),
-			Offset: limit}, Plan: resp.Plan, Source: resp.PlanSource, Authors: authors})
+	next := queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter)},
+		Plan: resp.Plan, Source: resp.PlanSource, Authors: authors}
+	page, more, err := next.Page(results, pageSize(req.Limit))
+	if err != nil {
+		return nil, err
+	}
+	resp.Results = page
+	if more {
+		resp.NextCursor = search.EncodeCursor(next)
 	}
 	if len(resp.Results) == 0 {
 		resp.NoResults = true

@@ -322,5 +322,5 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	if _, err := s.DB.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "new messages arrived")
+	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "messages were added, edited or deleted since this cursor was made")
 }

@@ -103,8 +103,8 @@ func (j *Job) Run(ctx context.Context, idle time.Duration) error {
 		if verr != nil || version != seen {
 			err = j.RunOnce(ctx)
 			if err == nil && verr == nil {
-				// Our own vector writes moved the version too: remember
-				// where this pass left it.
+				// Remember where this pass left it (imports may have
+				// run meanwhile).
 				seen, _ = j.DB.IndexVersion(ctx)
 			}
 		}

@@ -45,7 +45,6 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, &InputError{err}
 		}
 	}
-	offset := cur.Offset
 	resp := &Response{Mode: req.Mode}
 	q := &query{Request: req, svc: s, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
 	if s.Config.AuthorBoost > 0 {
@@ -81,20 +80,21 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	if req.Mode != Lexical && s.Config.MinSimilarity > 0 && len(ranked) == 0 {
 		resp.NoConfidentResults = true
 	}
-	if offset > 0 && offset >= len(ranked) {
-		return nil, &InputError{fmt.Errorf("cursor offset %d is past the last of %d results", offset, len(ranked))}
-	}
 	resp.Total = len(ranked)
-	end := min(offset+req.Limit, len(ranked))
-	if end < len(ranked) {
-		resp.NextCursor = EncodeCursor(Cursor{Version: version, Fingerprint: fp, Offset: end})
+	page, more, err := cur.Page(ranked, req.Limit)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if more {
+		cur.Version, cur.Fingerprint = version, fp
+		resp.NextCursor = EncodeCursor(cur)
 	}
 	if req.RankedMessages {
 		if resp.RankedMessages, err = q.rankMessages(ctx, ranked); err != nil {
 			return nil, err
 		}
 	}
-	resp.Results = ranked[offset:end]
+	resp.Results = page
 	return resp, q.decorate(ctx, resp.Results)
 }
 

@@ -210,7 +210,7 @@ func (a *applier) indexText(id int64, content string) error {
 	return a.textChanged(id)
 }
 
-// bumpIndexVersion marks that searchable data changed.
+// bumpIndexVersion marks that the messages searched changed.
 func bumpIndexVersion(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'index_version'`)
 	return err

@@ -112,7 +112,8 @@ func (db *DB) fillKeywordIndex(ctx context.Context) error {
 	})
 }
 
-// IndexVersion grows with every change to messages or vectors.
+// IndexVersion grows with every change to messages (new, edited, deleted,
+// forgotten) and with a reindex; writing vectors leaves it alone.
 func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
 	v, err := db.Meta(ctx, "index_version")
 	if err != nil {

@@ -140,10 +140,9 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 				saved = append(saved, v)
 			}
 		}
-		if len(saved) == 0 {
-			return nil
-		}
-		return bumpIndexVersion(ctx, tx)
+		// No index version bump: new vectors are not new messages, and
+		// cursors must outlive the hours of a first embedding pass.
+		return nil
 	})
 	return saved, err
 }
