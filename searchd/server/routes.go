@@ -34,7 +34,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			Segments: c.Segments, SegmentsEmbedded: c.SegmentsDone, SegmentsTooShort: c.SegmentsTooShort,
 			Messages: c.Messages, MessagesEmbedded: c.MessagesDone, MessagesTooShort: c.MessagesTooShort,
 			VectorsInMemory: e.Matrix.Len(), SegmentsPerSecond: js.SegmentsPerSec, MessagesPerSecond: js.MsgsPerS,
-			LastError: js.LastError}
+			ETASeconds: js.ETA.Seconds(), Elsewhere: js.Elsewhere, LastError: js.LastError}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -61,7 +63,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		}
 		log.Info("embedding model loaded", "model", model.Name(), "backend", model.Backend(),
 			"load_time", model.LoadTime.Round(time.Millisecond), "vectors", matrix.Len())
-		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log}
+		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log, Lease: fmt.Sprintf("searchd serve (pid %d)", os.Getpid())}
 		emb = &server.Embedding{Model: model.Name(), Backend: string(model.Backend()), Dim: model.Dim(), Job: job, Matrix: matrix}
 		svc.Embedder, svc.Matrix = model, matrix
 		if svc.Config.MinSimilarity < 0 {

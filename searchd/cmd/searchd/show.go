@@ -13,6 +13,7 @@ import (
 
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
 
@@ -141,8 +142,33 @@ func (m *Main) statusCmd() *ffcli.Command {
 			}
 			fmt.Fprintf(m.Stdout, "searchd %s on %s: schema %d, %d messages in %d segments\n",
 				h.Version, cfg.SocketPath(), h.SchemaVersion, st.Messages, st.Segments)
+			if e := st.Embedding; e != nil {
+				fmt.Fprintln(m.Stdout, embeddingLine(e))
+			}
 			return nil
 		})
 }
 
 func usTime(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// embeddingLine says how far the daemon's embedding has come.
+func embeddingLine(e *api.EmbeddingStats) string {
+	switch {
+	case e.Phase == "waiting":
+		return fmt.Sprintf("embedding (%s): waiting, %s is embedding this database", e.Model, e.Elsewhere)
+	case e.SegmentsEmbedded >= e.Segments && e.MessagesEmbedded >= e.Messages:
+		return fmt.Sprintf("embedding (%s): up to date, %d vectors in memory", e.Model, e.VectorsInMemory)
+	}
+	line := fmt.Sprintf("embedding (%s): segments %d of %d (%.1f %%), messages %d of %d", e.Model,
+		e.SegmentsEmbedded, e.Segments, 100*float64(e.SegmentsEmbedded)/float64(max(e.Segments, 1)), e.MessagesEmbedded, e.Messages)
+	if e.SegmentsPerSecond > 0 {
+		line += fmt.Sprintf(", %.1f segments/s", e.SegmentsPerSecond)
+	}
+	if e.ETASeconds > 0 {
+		line += fmt.Sprintf(", about %s left", (time.Duration(e.ETASeconds) * time.Second).Round(time.Second))
+	}
+	if e.LastError != "" {
+		line += "; last error: " + e.LastError
+	}
+	return line
+}
