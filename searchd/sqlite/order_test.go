@@ -139,3 +139,64 @@ func TestSegmentationIgnoresArrivalOrder(t *testing.T) {
 		}
 	}
 }
+
+type segRow struct {
+	revision int64
+	members  string
+}
+
+func segRows(t *testing.T, db *DB) map[int64]segRow {
+	t.Helper()
+	rows, err := db.db.Query(`SELECT s.id, s.revision, group_concat(ms.message_id) FROM segments s
+		JOIN (SELECT * FROM message_segments ORDER BY message_id) ms ON ms.segment_id = s.id GROUP BY s.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int64]segRow{}
+	for rows.Next() {
+		var id int64
+		var r segRow
+		if err := rows.Scan(&id, &r.revision, &r.members); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = r
+	}
+	return out
+}
+
+// A late message re-segments only what it changes: every other segment
+// keeps its row and revision, so only changed conversations are embedded
+// again.
+func TestLateMessageKeepsUnchangedSegments(t *testing.T) {
+	for seed := range uint64(6) {
+		msgs := history(seed, 700)
+		late := msgs[350]
+		db := openTest(t)
+		applyAll(t, db, segment.DefaultRules, [][]searchd.Message{slices.Delete(slices.Clone(msgs), 350, 351)})
+		before := segRows(t, db)
+		applyAll(t, db, segment.DefaultRules, [][]searchd.Message{{late}})
+		after := segRows(t, db)
+		changed := 0
+		for id, a := range after {
+			b, ok := before[id]
+			switch {
+			case ok && a.members == b.members && a.revision != b.revision:
+				t.Errorf("seed %d: segment %d kept its members but got revision %d (was %d)", seed, id, a.revision, b.revision)
+			case !ok || a.members != b.members:
+				changed++
+				if ok && a.revision == b.revision {
+					t.Errorf("seed %d: segment %d changed members, kept revision %d", seed, id, a.revision)
+				}
+			}
+		}
+		if changed == 0 || changed > 3 {
+			t.Errorf("seed %d: %d of %d segments re-made for one late message", seed, changed, len(after))
+		}
+		inOrder := openTest(t)
+		applyAll(t, inOrder, segment.DefaultRules, [][]searchd.Message{msgs})
+		if !slices.Equal(partition(t, db), partition(t, inOrder)) {
+			t.Errorf("seed %d: segments differ from an in-order import", seed)
+		}
+	}
+}

@@ -356,13 +356,15 @@ func (a *applier) loadSpan(q string, args ...any) (*span, error) {
 }
 
 func (a *applier) newSpan(m *searchd.Message) (*span, error) {
-	row, err := a.queryRow(qNewSpan, m.ChannelID, m.ID, m.ID, m.CreatedAt, m.CreatedAt)
-	if err != nil {
-		return nil, err
-	}
 	s := &span{channel: m.ChannelID, startAt: m.CreatedAt, endAt: m.CreatedAt, startMsg: m.ID, endMsg: m.ID}
-	if err := row.Scan(&s.id); err != nil {
-		return nil, err
+	if s.id = a.replay.reuse(m); s.id == 0 {
+		row, err := a.queryRow(qNewSpan, m.ChannelID, m.ID, m.ID, m.CreatedAt, m.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		if err := row.Scan(&s.id); err != nil {
+			return nil, err
+		}
 	}
 	a.spans[s.id] = s
 	if cur := a.current[m.ChannelID]; cur == nil || s.startAt >= cur.startAt {

@@ -85,7 +85,8 @@ type replay struct {
 	byNew, byOld map[int64]map[int64]int
 	bad          int // segments of the window paired with more than one
 
-	lost map[int64]bool // stored segments that lost members: recounted at the end
+	moved map[int64]bool // segments whose members changed: recounted, re-embedded
+	used  map[int64]bool // stored segments the replay placed messages in
 }
 
 type pair struct{ at, made, stored int64 }
@@ -104,7 +105,8 @@ func (a *applier) resegment(fresh []*searchd.Message) (err error) {
 		reach:   max(a.rules.ReplyWindow, a.rules.Gap, 30*time.Minute).Microseconds(),
 		near:    max(a.rules.Gap, 30*time.Minute).Microseconds(),
 		lastNew: fresh[len(fresh)-1].CreatedAt, fresh: map[int64]bool{},
-		byNew: map[int64]map[int64]int{}, byOld: map[int64]map[int64]int{}, lost: map[int64]bool{}}
+		byNew: map[int64]map[int64]int{}, byOld: map[int64]map[int64]int{},
+		moved: map[int64]bool{}, used: map[int64]bool{}}
 	if a.rules.Busy {
 		r.window = a.rules.BusyWindow
 	}
@@ -165,7 +167,6 @@ func (a *applier) resegment(fresh []*searchd.Message) (err error) {
 			if _, err := a.exec(`DELETE FROM message_segments WHERE message_id = ?`, o.m.ID); err != nil {
 				return err
 			}
-			r.lost[o.seg] = true
 			r.old = o
 			err := a.place(&o.m)
 			r.old = nil
@@ -267,9 +268,14 @@ func (r *replay) placed(m *searchd.Message, seg int64) error {
 	if r == nil || m.ChannelID != r.channel {
 		return nil
 	}
+	r.used[seg] = true
 	if r.old == nil {
 		r.spokenSince = 0
+		r.moved[seg] = true
 		return nil
+	}
+	if seg != r.old.seg {
+		r.moved[seg], r.moved[r.old.seg] = true, true
 	}
 	if m.Type == "Default" || m.Type == "Reply" {
 		r.spokenSince++
@@ -392,11 +398,11 @@ func (r *replay) relabel(a *applier, x *oldMsg) error {
 				return err
 			}
 			moves = append(moves, move{id, to})
+			r.moved[stored], r.moved[to] = true, true
 		}
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		r.lost[stored] = true
 	}
 	// Read all, then write: a segment may be both a source and a target.
 	for _, mv := range moves {
@@ -407,11 +413,13 @@ func (r *replay) relabel(a *applier, x *oldMsg) error {
 	return nil
 }
 
-// finish has every segment the replay touched recounted from its members
-// at flush (and dropped if none remain).
+// finish has every segment whose members changed recounted at flush (and
+// dropped if none remain), which gives it a new revision to embed; a
+// segment the replay made again as it was keeps its row, revision and
+// vector.
 func (r *replay) finish(a *applier) error {
 	a.replay = nil
-	for id := range r.lost {
+	for id := range r.moved {
 		if _, ok := a.spans[id]; ok {
 			continue
 		}
@@ -423,12 +431,23 @@ func (r *replay) finish(a *applier) error {
 			return fmt.Errorf("segment %d vanished", id)
 		}
 	}
-	for _, s := range a.spans {
+	for id, s := range a.spans {
 		if s.channel == r.channel {
-			s.recount = true
+			s.recount, s.dirty = r.moved[id], r.moved[id]
 		}
 	}
 	return nil
+}
+
+// reuse returns the stored segment to give a stored message being placed
+// again that starts a conversation: the one it started before, if nothing
+// placed again uses it yet, so a conversation made again as it was keeps
+// its row and vector. 0 means a new row.
+func (r *replay) reuse(m *searchd.Message) int64 {
+	if r == nil || r.old == nil || r.old.segStart != m.ID || r.used[r.old.seg] {
+		return 0
+	}
+	return r.old.seg
 }
 
 // restrict cuts a span being loaded during a replay back to its members
