@@ -20,6 +20,13 @@ type Embedder interface {
 	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// A TokenCounter is an Embedder that can say how long texts are in its
+// tokens and how many one passage holds; with one, a segment longer than
+// that is embedded whole, as several windows (segment.Windows).
+type TokenCounter interface {
+	PassageTokens(texts []string) (counts []int, limit int, err error)
+}
+
 // MinMessageChars: shorter messages (after cleaning) get no vector. The
 // rescoring weight min(1, chars/12) makes them count for little anyway.
 const MinMessageChars = 4
@@ -159,15 +166,34 @@ func (j *Job) segments(ctx context.Context) error {
 		after = pending[len(pending)-1].ID
 		vs := make([]sqlite.SegmentVector, len(pending))
 		var texts []string
-		var idx []int
+		var set []func([]float32) // where each text's vector goes
+		embedded := make([]bool, len(pending))
 		for i, p := range pending {
-			vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision}
-			if t := segment.Text(p.Contents); t != "" {
+			vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision, WindowsOnly: p.WindowsOnly}
+			if p.WindowsOnly {
+				embedded[i] = true // its first window is stored
+			} else if t := segment.Text(p.Contents); t != "" {
 				texts = append(texts, t)
-				idx = append(idx, i)
+				set = append(set, func(v []float32) { vs[i].Vector = v })
+				embedded[i] = true
 			}
 		}
-		infer, err := j.embed(ctx, texts, func(k int, v []float32) { vs[idx[k]].Vector = v })
+		windows, err := j.windows(pending)
+		if err != nil {
+			return err
+		}
+		for i, ws := range windows {
+			if !embedded[i] {
+				continue
+			}
+			vs[i].Windows = make([]sqlite.Window, len(ws))
+			for k, w := range ws {
+				vs[i].Windows[k].First = w.First
+				texts = append(texts, w.Text)
+				set = append(set, func(v []float32) { vs[i].Windows[k].Vector = v })
+			}
+		}
+		infer, err := j.embed(ctx, texts, func(k int, v []float32) { set[k](v) })
 		if err != nil {
 			return err
 		}
@@ -177,10 +203,17 @@ func (j *Job) segments(ctx context.Context) error {
 		}
 		if j.Matrix != nil {
 			for _, v := range saved {
-				if v.Vector == nil {
+				var ws []Window
+				for _, w := range v.Windows {
+					ws = append(ws, Window{w.First, w.Vector})
+				}
+				switch {
+				case v.WindowsOnly:
+					j.Matrix.ReplaceWindows(v.ID, ws)
+				case v.Vector == nil:
 					j.Matrix.Delete(v.ID)
-				} else {
-					j.Matrix.Upsert(v.ID, v.Vector)
+				default:
+					j.Matrix.UpsertWindows(v.ID, append([]Window{{0, v.Vector}}, ws...))
 				}
 			}
 		}
@@ -191,6 +224,31 @@ func (j *Job) segments(ctx context.Context) error {
 			s.BusyTime += time.Since(start)
 		})
 	}
+}
+
+// windows are each pending segment's windows after the first, when the
+// embedder can count tokens.
+func (j *Job) windows(pending []sqlite.PendingSegment) ([][]segment.Window, error) {
+	tc, ok := j.Embedder.(TokenCounter)
+	if !ok {
+		return make([][]segment.Window, len(pending)), nil
+	}
+	var cleaned []string
+	for _, p := range pending {
+		for _, c := range p.Contents {
+			cleaned = append(cleaned, segment.Clean(c))
+		}
+	}
+	counts, limit, err := tc.PassageTokens(cleaned)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]segment.Window, len(pending))
+	for i, p := range pending {
+		out[i] = segment.Windows(p.Contents, counts[:len(p.Contents)], limit)
+		counts = counts[len(p.Contents):]
+	}
+	return out, nil
 }
 
 func (j *Job) messages(ctx context.Context) error {
@@ -272,5 +330,5 @@ func (j *Job) syncMatrix(ctx context.Context) error {
 			missing = append(missing, id)
 		}
 	}
-	return j.DB.SegmentVectors(ctx, missing, j.Matrix.Dim(), j.Matrix.Upsert)
+	return j.DB.SegmentVectors(ctx, missing, j.Matrix.Dim(), j.Matrix.add)
 }
