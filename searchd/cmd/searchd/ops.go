@@ -165,11 +165,12 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 				add(true, "database %s: integrity ok, schema %d", dbPath, v)
 			}
 			if c, err := db.EmbeddingCounts(ctx); err == nil {
-				if pending := c.Segments - c.SegmentsDone; pending > 0 {
-					warn("embedding backlog: %d of %d segments, %d of %d messages (searchd serve embeds them; or searchd embed)",
-						pending, c.Segments, c.Messages-c.MessagesDone, c.Messages)
+				// Segments and messages are embedded apart: either can lag.
+				if segs, msgs := c.Segments-c.SegmentsDone, c.Messages-c.MessagesDone; segs > 0 || msgs > 0 {
+					warn("embedding backlog: %d of %d segments, %d of %d messages not embedded (searchd serve embeds them; or searchd embed)",
+						segs, c.Segments, msgs, c.Messages)
 				} else {
-					add(true, "embeddings: all %d segments current", c.Segments)
+					add(true, "embeddings: all %d segments and %d messages current", c.Segments, c.Messages)
 				}
 			}
 			if name, _ := db.Meta(ctx, "embedding_model"); name != "" && cfg.Model != "" {
