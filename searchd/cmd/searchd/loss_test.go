@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,5 +88,82 @@ func TestEmbedNegativeIDs(t *testing.T) {
 	}
 	if out := doctor(); !strings.Contains(out, "20 messages current") {
 		t.Errorf("doctor after embedding:\n%s", out)
+	}
+}
+
+func someMessages(first int64, n int) []testMessage {
+	var out []testMessage
+	for i := range n {
+		out = append(out, testMessage{ID: first + int64(i), Content: fmt.Sprintf("message number %d", i)})
+	}
+	return out
+}
+
+// Two exports pasted into one file: the file is refused, by path and byte
+// offset, the import fails, and the other files are imported.
+func TestImportRefusesConcatenatedExports(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeExport(t, filepath.Join(dir, "x", "a.json"), 7, someMessages(100, 3))
+	doc, _ := os.ReadFile(bad)
+	os.WriteFile(bad, append(append(doc, '\n'), doc...), 0o600)
+	writeExport(t, filepath.Join(dir, "x", "b.json"), 8, someMessages(200, 2))
+	data := filepath.Join(dir, "data")
+	out, err := run(t, "import", "--data", data, filepath.Join(dir, "x"))
+	if err == nil || !strings.Contains(out, fmt.Sprintf("%s: at byte %d: data after the end of the export", bad, len(doc)+1)) {
+		t.Errorf("import: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "b.json: 2 new") {
+		t.Errorf("the good file was not imported:\n%s", out)
+	}
+}
+
+// A path that cannot be read is reported; everything else is imported and
+// the import fails.
+func TestImportReportsUnreadablePath(t *testing.T) {
+	dir := t.TempDir()
+	good := writeExport(t, filepath.Join(dir, "good", "a.json"), 7, someMessages(100, 3))
+	data := filepath.Join(dir, "data")
+	missing := filepath.Join(dir, "gone")
+	out, err := run(t, "import", "--data", data, missing, filepath.Dir(good))
+	if err == nil || !strings.Contains(out, "error: stat "+missing) || !strings.Contains(out, "a.json: 3 new") {
+		t.Errorf("import: %v\n%s", err, out)
+	}
+}
+
+// cancelOnWrite cancels a context at the first progress line: Ctrl-C
+// during an import.
+type cancelOnWrite struct {
+	strings.Builder
+	cancel func()
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), "importing") {
+		w.cancel()
+	}
+	return w.Builder.Write(p)
+}
+
+// Ctrl-C during an import says once that it was interrupted and will
+// resume, not that files failed.
+func TestImportInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 8 {
+		writeExport(t, filepath.Join(dir, "x", fmt.Sprintf("%d.json", i)), int64(10+i), someMessages(int64(1000*(i+1)), 20))
+	}
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout strings.Builder
+	stderr := &cancelOnWrite{cancel: cancel}
+	err := (&Main{Stdout: &stdout, Stderr: stderr}).Run(ctx, []string{"import", "--data", data, filepath.Join(dir, "x")})
+	out := stdout.String() + stderr.String()
+	if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "run it again to resume") ||
+		strings.Contains(err.Error(), "failed") || strings.Contains(out, "context canceled") {
+		t.Errorf("import: %v\n%s", err, out)
+	}
+	// The rerun resumes and finishes.
+	if out, err := run(t, "import", "--data", data, filepath.Join(dir, "x")); err != nil || !strings.Contains(out, "from 8 files") {
+		t.Errorf("rerun: %v\n%s", err, out)
 	}
 }
