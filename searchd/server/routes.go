@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -64,11 +65,17 @@ func StatsResponse(st *sqlite.Stats) api.Stats {
 func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	var in api.MessageBatch
 	if err := decode(r, &in); err != nil {
-		return err
+		// An unknown field is a bot newer than this searchd: the batch
+		// may pass once searchd is upgraded. Anything else is the
+		// batch's own fault.
+		if strings.Contains(err.Error(), "unknown field") {
+			return err
+		}
+		return badBatch(err)
 	}
 	b, err := toBatch(&in)
 	if err != nil {
-		return err
+		return badBatch(err)
 	}
 	res, err := s.DB.Apply(r.Context(), b, s.Rules, nil)
 	if err != nil {

@@ -6,6 +6,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -42,6 +43,20 @@ func ParseID(s string) (ID, error) {
 type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`
+	// Code, when set, says what kind of refusal this is (CodeBadBatch).
+	Code string `json:"code,omitempty"`
+}
+
+// CodeBadBatch marks a POST /v1/messages refused for what the batch
+// itself holds (a missing id, malformed JSON, a body too large): sending
+// it again cannot succeed. Every other failure may pass on a retry.
+const CodeBadBatch = "bad_batch"
+
+// BadBatch reports whether err is searchd refusing a batch for its
+// content.
+func BadBatch(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeBadBatch
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("searchd: %s (HTTP %d)", e.Message, e.Status) }

@@ -188,7 +188,7 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 		warn("%d batches from the bot wait in %s (searchd serve takes them in order)", len(waiting), spool)
 	}
 	if refused, err := filepath.Glob(filepath.Join(spool, "rejected", "*.json")); err == nil && len(refused) > 0 {
-		add(false, "searchd refused %d of the bot's batches; they are kept in %s (see docs/troubleshooting.md)",
+		add(false, "searchd refused %d of the bot's batches; they are kept in %s (fix the cause, then dsearch-bot --replay-rejected; docs/troubleshooting.md)",
 			len(refused), filepath.Join(spool, "rejected"))
 	}
 	// Model and ONNX Runtime.
