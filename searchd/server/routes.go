@@ -81,12 +81,12 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted)
+	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted, "truncated", res.Truncated)
 	if s.Embedding != nil && res.Inserted+res.Updated+res.Deleted > 0 {
 		s.Embedding.Job.Kick()
 	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
-		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped})
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated})
 }
 
 // toBatch validates a request batch and converts it.
@@ -123,8 +123,6 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: author.id is required", i)
 		case m.CreatedAt.IsZero():
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: created_at is required", i)
-		case len(m.Content) > api.MaxContentBytes:
-			return nil, errorf(http.StatusBadRequest, "messages[%d]: content over %d bytes", i, api.MaxContentBytes)
 		case !utf8.ValidString(m.Content):
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: content is not valid UTF-8", i)
 		case m.Attachments < 0:

@@ -153,11 +153,10 @@ type Segment struct {
 	Truncated    bool      `json:"truncated,omitempty"`
 }
 
-// Limits of POST /v1/messages.
-const (
-	MaxBatchItems   = 1000
-	MaxContentBytes = 16 << 10 // Discord's own limit is 4,000 characters.
-)
+// MaxBatchItems is the most items (guilds, channels, messages, deletions)
+// one POST /v1/messages may carry. The limits on what each item's texts
+// may hold are in limits.go.
+const MaxBatchItems = 1000
 
 // MessageBatch is the body of POST /v1/messages: what the bot saw, in any
 // mix. Applying a batch twice changes nothing.
@@ -216,6 +215,9 @@ type BatchResult struct {
 	Unchanged int `json:"unchanged"`
 	Deleted   int `json:"deleted"`
 	Skipped   int `json:"skipped"` // deleted earlier: not brought back
+	// Truncated counts items whose texts were over the limits (limits.go)
+	// and were kept cut, not refused.
+	Truncated int `json:"truncated,omitempty"`
 }
 
 // Backfill is a channel's backfill checkpoint, kept by searchd for the

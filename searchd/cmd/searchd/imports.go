@@ -77,8 +77,12 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 			if r.Resumed > 0 {
 				resumed = fmt.Sprintf(", resumed after %d", r.Resumed)
 			}
-			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s\n",
-				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed)
+			truncated := ""
+			if r.Truncated > 0 {
+				truncated = fmt.Sprintf(", %d over the size limits kept cut (docs/operations.md)", r.Truncated)
+			}
+			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s%s\n",
+				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed, truncated)
 		}
 		inserted += r.Inserted
 		updated += r.Updated

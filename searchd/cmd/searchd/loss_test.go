@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"dsearch/searchd/embed/embedtest"
+	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
 )
 
 // testMessage is one message of a hand-made export.
 type testMessage struct {
 	ID      int64
 	Content string
+	Author  string // default nick0, nick1, nick2 in turn
 }
 
 // writeExport writes a DiscordChatExporter export of one channel, a
@@ -41,8 +44,12 @@ func writeExport(t *testing.T, path string, channel int64, msgs []testMessage) s
 	}
 	var ms []message
 	for i, m := range msgs {
+		name := m.Author
+		if name == "" {
+			name = fmt.Sprintf("nick%d", i%3)
+		}
 		ms = append(ms, message{ID: fmt.Sprint(m.ID), Type: "Default", Timestamp: t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
-			Content: m.Content, Author: user{ID: fmt.Sprint(4000 + i%3), Name: fmt.Sprintf("nick%d", i%3)}})
+			Content: m.Content, Author: user{ID: fmt.Sprint(4000 + i%3), Name: name}})
 	}
 	exp["messages"] = ms
 	b, err := json.Marshal(exp)
@@ -165,5 +172,43 @@ func TestImportInterrupted(t *testing.T) {
 	// The rerun resumes and finishes.
 	if out, err := run(t, "import", "--data", data, filepath.Join(dir, "x")); err != nil || !strings.Contains(out, "from 8 files") {
 		t.Errorf("rerun: %v\n%s", err, out)
+	}
+}
+
+// A message far over the content limit is imported cut to it, at a rune
+// boundary and marked, and counted in the report; so is an absurd name.
+func TestImportBoundsHugeMessages(t *testing.T) {
+	dir := t.TempDir()
+	huge := strings.Repeat("보일러가 또 고장났어 ", 1<<20/30) // 1 MiB
+	path := writeExport(t, filepath.Join(dir, "x", "a.json"), 7, []testMessage{
+		{ID: 100, Content: "an ordinary message"},
+		{ID: 101, Content: huge},
+		{ID: 102, Content: "a name too long", Author: strings.Repeat("n", 10000)},
+	})
+	data := filepath.Join(dir, "data")
+	out, err := run(t, "import", "--data", data, path)
+	if err != nil || !strings.Contains(out, "3 new") || !strings.Contains(out, "2 over the size limits kept cut") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	db, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := db.Message(context.Background(), 101)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Content) > api.MaxContentBytes || !strings.HasSuffix(m.Content, api.TruncatedMarker) ||
+		!strings.HasPrefix(huge, strings.TrimSuffix(m.Content, api.TruncatedMarker)) {
+		t.Errorf("stored %d bytes ending %q", len(m.Content), m.Content[max(0, len(m.Content)-20):])
+	}
+	if m, err := db.Message(context.Background(), 102); err != nil || len(m.AuthorName) > api.MaxNameBytes {
+		t.Errorf("stored author name of %d bytes, %v", len(m.AuthorName), err)
+	}
+	// Importing it again changes nothing: the cut copy is what is stored.
+	os.Chtimes(path, time.Now(), time.Now().Add(time.Minute))
+	if out, err := run(t, "import", "--data", data, path); err != nil || !strings.Contains(out, "0 new, 0 updated, 3 unchanged") {
+		t.Errorf("reimport: %v\n%s", err, out)
 	}
 }
