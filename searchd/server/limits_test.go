@@ -35,3 +35,18 @@ func TestPostBoundsHugeTexts(t *testing.T) {
 		t.Errorf("stored %d bytes of content, author name %d bytes", len(c), len(m.Message.AuthorName))
 	}
 }
+
+// Messages of archives older than Discord have negative IDs; they are
+// stored, and read back, like any other.
+func TestNegativeMessageID(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const id = -1340286991073280000
+	if _, err := f.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{{ID: id, ChannelID: 78,
+		Author: api.Author{ID: 80, Username: "u"}, CreatedAt: time.Date(2004, 11, 15, 12, 18, 0, 0, time.UTC), Content: "an IRC line"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := f.c.Message(ctx, id, 0, 0); err != nil || m.Message.Content != "an IRC line" {
+		t.Errorf("GET /v1/messages/%d: %+v, %v", id, m, err)
+	}
+}

@@ -247,7 +247,8 @@ func pathID(r *http.Request) (int64, error) { return pathParamID(r, "id") }
 func pathParamID(r *http.Request, name string) (int64, error) {
 	s := chi.URLParam(r, name)
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
+	// Negative IDs are real: snowflakes of archives older than Discord.
+	if err != nil || id == 0 {
 		return 0, errorf(http.StatusBadRequest, "invalid id %q", s)
 	}
 	return id, nil
