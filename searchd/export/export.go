@@ -164,8 +164,7 @@ func (x *Reader) finish() error {
 		case err != nil:
 			return &Error{Offset: off, Err: err}
 		case c != ' ' && c != '\t' && c != '\n' && c != '\r':
-			return &Error{Offset: off, Err: errors.New("data after the end of the export (a second JSON document or garbage); nothing after byte " +
-				strconv.FormatInt(end, 10) + " would be imported: split or repair the file")}
+			return &Error{Offset: off, Err: errors.New("data after the end of the export (a second JSON document, or garbage), which would not be imported: split or repair the file")}
 		}
 	}
 }
