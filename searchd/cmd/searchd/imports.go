@@ -65,7 +65,7 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 	var inserted, updated int
 	for _, r := range results {
 		switch {
-		case r.Err != nil && interrupted:
+		case r.Err != nil && interrupted && errors.Is(r.Err, ctx.Err()):
 			unfinished++
 		case r.Err != nil:
 			failed++

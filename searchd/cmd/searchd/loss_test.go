@@ -158,6 +158,8 @@ func TestImportInterrupted(t *testing.T) {
 	for i := range 8 {
 		writeExport(t, filepath.Join(dir, "x", fmt.Sprintf("%d.json", i)), int64(10+i), someMessages(int64(1000*(i+1)), 20))
 	}
+	// A file that fails on its own is still reported.
+	os.WriteFile(filepath.Join(dir, "x", "0-bad.json"), []byte(`{"guild":`), 0o600)
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -166,10 +168,12 @@ func TestImportInterrupted(t *testing.T) {
 	err := (&Main{Stdout: &stdout, Stderr: stderr}).Run(ctx, []string{"import", "--data", data, filepath.Join(dir, "x")})
 	out := stdout.String() + stderr.String()
 	if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "run it again to resume") ||
-		strings.Contains(err.Error(), "failed") || strings.Contains(out, "context canceled") {
+		strings.Contains(err.Error(), "failed") || strings.Contains(out, "context canceled") ||
+		strings.Count(out, "error: ") != 1 || !strings.Contains(out, "0-bad.json: at byte") {
 		t.Errorf("import: %v\n%s", err, out)
 	}
 	// The rerun resumes and finishes.
+	os.Remove(filepath.Join(dir, "x", "0-bad.json"))
 	if out, err := run(t, "import", "--data", data, filepath.Join(dir, "x")); err != nil || !strings.Contains(out, "from 8 files") {
 		t.Errorf("rerun: %v\n%s", err, out)
 	}
