@@ -68,8 +68,8 @@ const peerUIDKey ctxKey = 0
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	// Requests must outlive the signal that stops the server: a batch
 	// being applied when SIGTERM comes finishes (within grace) instead
-	// of failing with "request canceled". They are canceled only when
-	// grace runs out.
+	// of failing with "request canceled". Those still running when
+	// grace runs out are canceled as Serve returns.
 	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 	hs := &http.Server{
@@ -96,7 +96,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	err := hs.Shutdown(sctx)
 	if err != nil {
 		s.Log.Warn("shutdown: requests still running after the grace period are canceled", "grace", grace)
-		cancelRequests()
 		hs.Close()
 	}
 	<-errc
