@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -256,14 +257,17 @@ func (j *Job) messages(ctx context.Context) error {
 	if batch <= 0 {
 		batch = 64
 	}
-	var after int64
+	// Message IDs can be negative (archives older than Discord): start
+	// below every one.
+	from := int64(math.MinInt64)
 	for {
 		start := time.Now()
-		pending, err := j.DB.PendingMessages(ctx, after, batch)
+		pending, err := j.DB.PendingMessages(ctx, from, batch)
 		if err != nil || len(pending) == 0 {
 			return err
 		}
-		after = pending[len(pending)-1].ID
+		last := pending[len(pending)-1].ID
+		from = last + 1
 		vs := make([]sqlite.MessageVector, len(pending))
 		var texts []string
 		var idx []int
@@ -288,6 +292,9 @@ func (j *Job) messages(ctx context.Context) error {
 			s.InferenceTime += infer
 			s.BusyTime += time.Since(start)
 		})
+		if last == math.MaxInt64 {
+			return nil
+		}
 	}
 }
 

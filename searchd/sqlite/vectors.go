@@ -220,12 +220,14 @@ type PendingMessage struct {
 	Content string
 }
 
-// PendingMessages returns up to limit messages after ID `after` that have
-// no vector row.
-func (db *DB) PendingMessages(ctx context.Context, after int64, limit int) ([]PendingMessage, error) {
+// PendingMessages returns up to limit messages from ID `from` on that
+// have no vector row. Message IDs may be negative (snowflakes of converted
+// archives older than Discord, 2015), so a first page starts from
+// math.MinInt64, not 0.
+func (db *DB) PendingMessages(ctx context.Context, from int64, limit int) ([]PendingMessage, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT m.id, m.content FROM messages m
-		WHERE m.id > ? AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)
-		ORDER BY m.id LIMIT ?`, after, limit)
+		WHERE m.id >= ? AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)
+		ORDER BY m.id LIMIT ?`, from, limit)
 	if err != nil {
 		return nil, err
 	}
