@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -414,5 +415,35 @@ func TestNoMessageTextInLogs(t *testing.T) {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the log holds %s:\n%s", secret, logs.String())
 		}
+	}
+}
+
+// Bounds are inclusive: a date alone as until takes in that whole day,
+// so since=D&until=D finds D's messages, in search and in catch-up; and
+// catch-up, like search, refuses since after until.
+func TestDateBoundsInclusive(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	day := "2025-01-13" // the sample's boiler conversation (07:30 KST on the 14th)
+	resp, err := f.c.Search(ctx, url.Values{"q": {"보일러"}, "mode": {"lexical"}, "since": {day}, "until": {day}})
+	if err != nil || len(resp.Results) == 0 {
+		t.Errorf("search since=until=%s: %+v, %v", day, resp, err)
+	}
+	svc := &search.Service{DB: f.db, Config: search.DefaultConfig()}
+	srv := &server.Server{DB: f.db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Search: svc,
+		Answer: &answer.Service{DB: f.db, Search: svc, Config: answer.DefaultConfig()}}
+	catchup := func(since, until string) (int, api.CatchupResponse, string) {
+		body := fmt.Sprintf(`{"channel":%q,"since":%q,"until":%q}`, sample.GeneralID, since, until)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/v1/catchup", strings.NewReader(body)))
+		var out api.CatchupResponse
+		json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec.Code, out, rec.Body.String()
+	}
+	if code, out, body := catchup(day, day); code != 200 || len(out.Conversations) == 0 {
+		t.Errorf("catch-up since=until=%s: %d %s", day, code, body)
+	}
+	if code, _, body := catchup("2025-02-01", "2025-01-01"); code != 400 || !strings.Contains(body, "since is after until") {
+		t.Errorf("catch-up since after until: %d %s", code, body)
 	}
 }
