@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -445,5 +446,41 @@ func TestDateBoundsInclusive(t *testing.T) {
 	}
 	if code, _, body := catchup("2025-02-01", "2025-01-01"); code != 400 || !strings.Contains(body, "since is after until") {
 		t.Errorf("catch-up since after until: %d %s", code, body)
+	}
+}
+
+// Errors net/http answers before any handler runs are JSON too: a URL
+// over the header limit (431), a malformed request (400).
+func TestServerErrorsAreJSON(t *testing.T) {
+	f := newFixture(t)
+	resp, err := f.http.Get("http://searchd.sock/v1/search?q=" + strings.Repeat("a", 2<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") != "application/json" ||
+		!strings.Contains(string(b), `"error":"request line and headers over`) {
+		t.Errorf("2 MB URL: %d %q %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	// A malformed Host header, sent by hand (Go's client would not).
+	c, err := net.Dial("unix", f.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /v1/healthz HTTP/1.1\r\nHost: a b\r\n\r\n")
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	var e api.Error
+	if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &e) != nil || e.Message == "" {
+		t.Errorf("malformed request: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	// The connection still works for everything else.
+	if _, err := f.c.Health(context.Background()); err != nil {
+		t.Error(err)
 	}
 }
