@@ -165,3 +165,49 @@ func TestCorruptDatabaseLogsNoText(t *testing.T) {
 		t.Errorf("the log carries message text:\n%s", logs)
 	}
 }
+
+// status --wait waits for readiness (the health route), however long
+// start-up takes, instead of a fixed time.
+func TestStatusWaitsForReadiness(t *testing.T) {
+	dir := shortTemp(t)
+	data := importSample(t, dir)
+	sock := filepath.Join(dir, "run", "s.sock")
+	if _, err := run(t, "status", "--socket", sock); err == nil {
+		t.Fatal("status answered with no daemon")
+	}
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out bytes.Buffer
+		err := (&Main{Stdout: &out, Stderr: &out}).Run(context.Background(), []string{"status", "--socket", sock, "--wait", "30s"})
+		done <- result{out.String(), err}
+	}()
+	time.Sleep(time.Second) // a slow start: nothing listens yet
+	select {
+	case r := <-done:
+		t.Fatalf("status --wait gave up before the daemon started: %v\n%s", r.err, r.out)
+	default:
+	}
+	startServe(t, sock, "--data", data)
+	r := <-done
+	if r.err != nil || !strings.Contains(r.out, "42 messages") || !strings.Contains(r.out, " on "+sock) {
+		t.Errorf("status --wait: %v\n%s", r.err, r.out)
+	}
+}
+
+// The socket a configuration uses, for curl: DATA/run without
+// XDG_RUNTIME_DIR (macOS, many Linux machines), there with it.
+func TestStatusPrintSocket(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	if out, err := run(t, "status", "--data", data, "--print-socket"); err != nil || out != filepath.Join(data, "run", "searchd.sock")+"\n" {
+		t.Errorf("without XDG_RUNTIME_DIR: %q, %v", out, err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+	if out, err := run(t, "status", "--data", data, "--print-socket"); err != nil || out != "/run/user/1000/dsearch/searchd.sock\n" {
+		t.Errorf("with XDG_RUNTIME_DIR: %q, %v", out, err)
+	}
+}
