@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,5 +210,25 @@ func TestStatusPrintSocket(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
 	if out, err := run(t, "status", "--data", data, "--print-socket"); err != nil || out != "/run/user/1000/dsearch/searchd.sock\n" {
 		t.Errorf("with XDG_RUNTIME_DIR: %q, %v", out, err)
+	}
+}
+
+// searchd status refuses a daemon it cannot trust, at once, even when
+// told to wait: here one behind a socket in a directory others may enter.
+func TestStatusRefusesUntrustedSocket(t *testing.T) {
+	dir := shortTemp(t)
+	open := filepath.Join(dir, "open")
+	os.Mkdir(open, 0o700)
+	os.Chmod(open, 0o755)
+	sock := filepath.Join(open, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	start := time.Now()
+	_, err = run(t, "status", "--socket", sock, "--wait", "30s")
+	if err == nil || !strings.Contains(err.Error(), "refusing to talk to searchd") || time.Since(start) > 10*time.Second {
+		t.Errorf("status on an untrusted socket: %v after %v", err, time.Since(start))
 	}
 }
