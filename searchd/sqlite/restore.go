@@ -44,6 +44,9 @@ func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
 	}
 	removeWAL(tmp) // what the check may have left beside tmp (no data: it only read)
 	kept = dst + ".before-restore-" + time.Now().UTC().Format("20060102T150405Z")
+	for i := 2; exists(kept); i++ { // never over an earlier restore's
+		kept = fmt.Sprintf("%s.before-restore-%s-%d", dst, time.Now().UTC().Format("20060102T150405Z"), i)
+	}
 	moved := false
 	for _, suffix := range append([]string{""}, walFiles...) {
 		switch err := os.Rename(dst+suffix, kept+suffix); {
@@ -115,6 +118,11 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // removeWAL removes the WAL files beside path.

@@ -197,3 +197,30 @@ func TestOpenRefusesOpenDataDir(t *testing.T) {
 		t.Error("a database was created in it")
 	}
 }
+
+// Two restores in a row keep both earlier databases.
+func TestRestoreTwiceKeepsBoth(t *testing.T) {
+	ctx := context.Background()
+	data := filepath.Join(t.TempDir(), "data")
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, many(1, 2)...)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	first, err := Restore(ctx, data, backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Restore(ctx, data, backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second || !exists(first) || !exists(second) {
+		t.Errorf("kept %s and %s", first, second)
+	}
+}
