@@ -26,8 +26,10 @@ type Checkpoint struct {
 // Apply writes a batch in one transaction: guilds, channels, authors and
 // their names, new and edited messages, deletions. New messages are placed
 // in segments incrementally (see segment.Rules.Place); history is never
-// re-segmented. cp, if not nil, is saved in the same transaction.
+// re-segmented. cp, if not nil, is saved in the same transaction. Texts
+// over the limits of shared/api are cut first, in b (searchd.Batch.Bound).
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
+	truncated := b.Bound() // every way in passes here: nothing stored grows without bound
 	var res searchd.BatchResult
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		a, err := newApplier(ctx, tx, rules, db.now().UnixMicro())
@@ -48,6 +50,7 @@ func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, 
 		}
 		return err
 	})
+	res.Truncated = truncated
 	return res, err
 }
 

@@ -187,11 +187,12 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 				add(true, "database %s: integrity ok, schema %d", dbPath, v)
 			}
 			if c, err := db.EmbeddingCounts(ctx); err == nil {
-				if pending := c.Segments - c.SegmentsDone; pending > 0 {
-					warn("embedding backlog: %d of %d segments, %d of %d messages (searchd serve embeds them; or searchd embed)",
-						pending, c.Segments, c.Messages-c.MessagesDone, c.Messages)
+				// Segments and messages are embedded apart: either can lag.
+				if segs, msgs := c.Segments-c.SegmentsDone, c.Messages-c.MessagesDone; segs > 0 || msgs > 0 {
+					warn("embedding backlog: %d of %d segments, %d of %d messages not embedded (searchd serve embeds them; or searchd embed)",
+						segs, c.Segments, msgs, c.Messages)
 				} else {
-					add(true, "embeddings: all %d segments current", c.Segments)
+					add(true, "embeddings: all %d segments and %d messages current", c.Segments, c.Messages)
 				}
 			}
 			if name, _ := db.Meta(ctx, "embedding_model"); name != "" && cfg.Model != "" {
@@ -209,7 +210,7 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 		warn("%d batches from the bot wait in %s (searchd serve takes them in order)", len(waiting), spool)
 	}
 	if refused, err := filepath.Glob(filepath.Join(spool, "rejected", "*.json")); err == nil && len(refused) > 0 {
-		add(false, "searchd refused %d of the bot's batches; they are kept in %s (see docs/troubleshooting.md)",
+		add(false, "searchd refused %d of the bot's batches; they are kept in %s (fix the cause, then dsearch-bot --replay-rejected; docs/troubleshooting.md)",
 			len(refused), filepath.Join(spool, "rejected"))
 	}
 	// Model and ONNX Runtime.
