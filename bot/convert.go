@@ -45,10 +45,8 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	for _, mu := range m.Mentions {
 		u.Mentions = append(u.Mentions, api.ID(mu.ID))
 	}
-	if len(u.Content) > api.MaxContentBytes { // never from Discord (4,000 characters)
-		u.Content = u.Content[:api.MaxContentBytes]
-		u.Content = strings.ToValidUTF8(u.Content, "")
-	}
+	// Never from Discord (4,000 characters), but a forward's snapshots add up.
+	u.Content, _ = api.Clip(u.Content, api.MaxContentBytes)
 	return u
 }
 

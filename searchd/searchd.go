@@ -3,6 +3,8 @@
 // server, socket); wiring lives only in cmd/searchd.
 package searchd
 
+import "dsearch/shared/api"
+
 // Guild is a Discord server.
 type Guild struct {
 	ID   int64
@@ -73,6 +75,47 @@ type Batch struct {
 	Deletes  []int64
 }
 
+// Bound cuts every text of the batch to the limits of shared/api (a
+// message's content, topics, names) and drops mentions past
+// api.MaxMentions. It returns how many guilds, channels and messages it
+// had to cut. Every way into the database (import, the API) passes
+// through it, in sqlite's Apply.
+func (b *Batch) Bound() int {
+	n := 0
+	clip := func(cut bool, fields ...*string) bool {
+		for _, f := range fields {
+			var c bool
+			*f, c = api.Clip(*f, api.MaxNameBytes)
+			cut = cut || c
+		}
+		return cut
+	}
+	count := func(cut bool) {
+		if cut {
+			n++
+		}
+	}
+	for i := range b.Guilds {
+		count(clip(false, &b.Guilds[i].Name))
+	}
+	for i := range b.Channels {
+		c := &b.Channels[i]
+		var cut bool
+		c.Topic, cut = api.Clip(c.Topic, api.MaxTopicBytes)
+		count(clip(cut, &c.Name, &c.Kind))
+	}
+	for i := range b.Messages {
+		m := &b.Messages[i]
+		var cut bool
+		m.Content, cut = api.Clip(m.Content, api.MaxContentBytes)
+		if len(m.Mentions) > api.MaxMentions {
+			m.Mentions, cut = m.Mentions[:api.MaxMentions], true
+		}
+		count(clip(cut, &m.Type, &m.Author.Username, &m.Author.GlobalName, &m.Author.Nickname))
+	}
+	return n
+}
+
 // BatchResult counts what applying a Batch did.
 type BatchResult struct {
 	Inserted  int
@@ -80,6 +123,7 @@ type BatchResult struct {
 	Unchanged int
 	Deleted   int
 	Skipped   int // tombstoned: deleted earlier, not brought back
+	Truncated int // cut to the limits of shared/api (Batch.Bound)
 	// Conflicts are messages whose ID is already stored in another
 	// channel: refused, the stored one kept (docs/design.md, "Import").
 	Conflicts   int
@@ -93,6 +137,7 @@ func (r *BatchResult) Add(o BatchResult) {
 	r.Unchanged += o.Unchanged
 	r.Deleted += o.Deleted
 	r.Skipped += o.Skipped
+	r.Truncated += o.Truncated
 	r.Conflicts += o.Conflicts
 	r.ConflictIDs = append(r.ConflictIDs, o.ConflictIDs[:min(len(o.ConflictIDs), MaxConflictIDs-len(r.ConflictIDs))]...)
 }

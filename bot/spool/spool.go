@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +80,17 @@ func Open(dir string, maxBytes int64, log *slog.Logger) (*Spool, error) {
 		s.size += info.Size()
 		s.next = max(s.next, seq+1)
 	}
+	// Numbers already used by rejected batches are not reused: a later
+	// rejection would overwrite one.
+	rejected, err := Rejected(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range rejected {
+		if seq, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(p), suffix), 10, 64); err == nil {
+			s.next = max(s.next, seq+1)
+		}
+	}
 	return s, nil
 }
 
@@ -141,9 +153,12 @@ func (s *Spool) Size() int64 {
 type Sender func(context.Context, *api.MessageBatch) error
 
 // Run delivers batches in order until ctx ends. A batch searchd cannot
-// reach or fails on is retried with backoff; one it refuses as a bad
-// request would never pass, so it moves to rejected/ (kept for a person
-// to look at) instead of blocking everything behind it.
+// take now (down, restarting, overloaded, a failure of its own, even a
+// refusal it does not explain) is retried with backoff: nothing is set
+// aside for a passing cause. Only one searchd refuses for what the batch
+// holds (api.CodeBadBatch) would never pass, so it moves to rejected/
+// (kept for a person to look at, and ReplayRejected) instead of blocking
+// everything behind it.
 func (s *Spool) Run(ctx context.Context, send Sender) {
 	backoff := time.Duration(0)
 	for {
@@ -163,13 +178,17 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 			continue
 		case ctx.Err() != nil:
 			return
-		case refused(err):
+		case api.BadBatch(err):
 			s.log.Warn("searchd refused a batch; kept in rejected/", "batch", seq, "err", err)
 			s.reject(seq)
 			continue
 		}
 		backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
-		s.log.Warn("searchd unavailable; batch kept for retry", "batch", seq, "waiting", s.Len(), "retry_in", backoff, "err", err)
+		what := "searchd unavailable; batch kept for retry"
+		if errors.As(err, new(*api.Error)) {
+			what = "searchd did not take a batch; kept for retry"
+		}
+		s.log.Warn(what, "batch", seq, "waiting", s.Len(), "retry_in", backoff, "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -185,20 +204,13 @@ func (s *Spool) deliver(ctx context.Context, seq uint64, send Sender) error {
 	}
 	var b api.MessageBatch
 	if err := json.Unmarshal(data, &b); err != nil {
-		return &api.Error{Status: http.StatusBadRequest, Message: "unreadable spool file: " + err.Error()}
+		return &api.Error{Status: http.StatusBadRequest, Message: "unreadable spool file: " + err.Error(), Code: api.CodeBadBatch}
 	}
 	if err := send(ctx, &b); err != nil {
 		return err
 	}
 	s.remove(seq, os.Remove(s.path(seq)))
 	return nil
-}
-
-// refused reports whether searchd answered that the batch itself is bad.
-func refused(err error) bool {
-	var ae *api.Error
-	return errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 &&
-		ae.Status != http.StatusRequestTimeout && ae.Status != http.StatusTooManyRequests
 }
 
 func (s *Spool) reject(seq uint64) {
@@ -224,6 +236,52 @@ func (s *Spool) oldest() (uint64, bool) {
 		return 0, false
 	}
 	return s.queue[0].seq, true
+}
+
+// Rejected lists the batches set aside in dir's rejected/, oldest first.
+func Rejected(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "rejected", "*"+suffix))
+	sort.Strings(paths) // zero-padded sequence numbers
+	return paths, err
+}
+
+// ReplayResult is what ReplayRejected did with one rejected batch.
+type ReplayResult struct {
+	Path string
+	Err  error // nil: delivered and removed
+}
+
+// ReplayRejected sends the batches in dir's rejected/ to searchd again,
+// oldest first, removing each one searchd takes; one it refuses again
+// stays. It stops at the first failure that is not such a refusal
+// (searchd down), returning it. It is safe while the bot runs: searchd
+// never lets an older copy of a message undo a newer edit or a deletion.
+func ReplayRejected(ctx context.Context, dir string, send Sender) ([]ReplayResult, error) {
+	paths, err := Rejected(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []ReplayResult
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return out, err
+		}
+		var b api.MessageBatch
+		if err := json.Unmarshal(data, &b); err != nil {
+			out = append(out, ReplayResult{p, fmt.Errorf("unreadable: %w", err)})
+			continue
+		}
+		err = send(ctx, &b)
+		switch {
+		case err == nil:
+			err = os.Remove(p)
+		case !api.BadBatch(err):
+			return out, err
+		}
+		out = append(out, ReplayResult{p, err})
+	}
+	return out, nil
 }
 
 func (s *Spool) path(seq uint64) string {

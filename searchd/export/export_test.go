@@ -82,6 +82,9 @@ func TestMalformed(t *testing.T) {
 		{"bad id", head + strings.Replace(msg, `"10"`, `"ten"`, 1) + `]}`, 0, "invalid id"},
 		{"no channel", `{"guild":{"id":"1","name":"g"},"messages":[]}`, 0, "messages before channel"},
 		{"no messages", `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","name":"c"}}`, 0, "no messages array"},
+		{"no closing brace", head + msg + `]`, 1, "unexpected EOF"},
+		{"two exports", head + msg + `]}` + "\n" + head + msg + `]}`, 1, "data after the end of the export"},
+		{"trailing garbage", head + msg + `],"messageCount":1}` + "\n  garbage", 1, "data after the end of the export"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,5 +127,20 @@ func TestEvalExports(t *testing.T) {
 				t.Fatalf("%s: message %d goes back in time", path, i)
 			}
 		}
+	}
+}
+
+// Data after the export is refused at the byte where it starts, and
+// whitespace after it is not data.
+func TestTrailingDataOffset(t *testing.T) {
+	const doc = `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","name":"c"},"messages":[],"messageCount":0}`
+	if _, _, err := readAll(t, strings.NewReader(doc+"\n \r\n\t")); err != nil {
+		t.Errorf("trailing whitespace: %v", err)
+	}
+	in := doc + "\n\n" + doc
+	_, _, err := readAll(t, strings.NewReader(in))
+	var xe *Error
+	if !errors.As(err, &xe) || xe.Offset != int64(len(doc)+2) {
+		t.Errorf("err = %v, want one at byte %d", err, len(doc)+2)
 	}
 }

@@ -313,3 +313,26 @@ func TestRunFollowsImports(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Converted archives older than Discord (IRC logs, ../shared/eval/irc-dev)
+// have negative message IDs: they are embedded like any other, and so are
+// the extreme IDs at both ends.
+func TestJobEmbedsNegativeIDs(t *testing.T) {
+	db := setup(t)
+	ctx := context.Background()
+	b := &searchd.Batch{Messages: []searchd.Message{
+		msg(-1340286991073280000, 10*time.Hour, "an IRC line from 2004 about partitions"),
+		msg(-5, 10*time.Hour+time.Minute, "another old line, long enough to embed"),
+		msg(math.MinInt64, 10*time.Hour+2*time.Minute, "the smallest id there can be"),
+		msg(math.MaxInt64, 10*time.Hour+3*time.Minute, "the largest id there can be"),
+	}}
+	if _, err := db.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := newJob(db, &fakeEmbedder{name: "fake"}).RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(t, db); c.Messages != 10 || c.MessagesDone != c.Messages {
+		t.Errorf("%d of %d messages embedded", c.MessagesDone, c.Messages)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -18,6 +19,13 @@ type Embedder interface {
 	Name() string
 	Dim() int
 	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// A TokenCounter is an Embedder that can say how long texts are in its
+// tokens and how many one passage holds; with one, a segment longer than
+// that is embedded whole, as several windows (segment.Windows).
+type TokenCounter interface {
+	PassageTokens(texts []string) (counts []int, limit int, err error)
 }
 
 // MinMessageChars: shorter messages (after cleaning) get no vector. The
@@ -313,15 +321,34 @@ func (j *Job) segments(ctx context.Context) error {
 		after = pending[len(pending)-1].ID
 		vs := make([]sqlite.SegmentVector, len(pending))
 		var texts []string
-		var idx []int
+		var set []func([]float32) // where each text's vector goes
+		embedded := make([]bool, len(pending))
 		for i, p := range pending {
-			vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision}
-			if t := segment.Text(p.Contents); t != "" {
+			vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision, WindowsOnly: p.WindowsOnly}
+			if p.WindowsOnly {
+				embedded[i] = true // its first window is stored
+			} else if t := segment.Text(p.Contents); t != "" {
 				texts = append(texts, t)
-				idx = append(idx, i)
+				set = append(set, func(v []float32) { vs[i].Vector = v })
+				embedded[i] = true
 			}
 		}
-		infer, err := j.embed(ctx, texts, func(k int, v []float32) { vs[idx[k]].Vector = v })
+		windows, err := j.windows(pending)
+		if err != nil {
+			return err
+		}
+		for i, ws := range windows {
+			if !embedded[i] {
+				continue
+			}
+			vs[i].Windows = make([]sqlite.Window, len(ws))
+			for k, w := range ws {
+				vs[i].Windows[k].First = w.First
+				texts = append(texts, w.Text)
+				set = append(set, func(v []float32) { vs[i].Windows[k].Vector = v })
+			}
+		}
+		infer, err := j.embed(ctx, texts, func(k int, v []float32) { set[k](v) })
 		if err != nil {
 			return err
 		}
@@ -331,10 +358,17 @@ func (j *Job) segments(ctx context.Context) error {
 		}
 		if j.Matrix != nil {
 			for _, v := range saved {
-				if v.Vector == nil {
+				var ws []Window
+				for _, w := range v.Windows {
+					ws = append(ws, Window{w.First, w.Vector})
+				}
+				switch {
+				case v.WindowsOnly:
+					j.Matrix.ReplaceWindows(v.ID, ws)
+				case v.Vector == nil:
 					j.Matrix.Delete(v.ID)
-				} else {
-					j.Matrix.Upsert(v.ID, v.Vector)
+				default:
+					j.Matrix.UpsertWindows(v.ID, append([]Window{{0, v.Vector}}, ws...))
 				}
 			}
 		}
@@ -352,22 +386,50 @@ func (j *Job) segments(ctx context.Context) error {
 	}
 }
 
+// windows are each pending segment's windows after the first, when the
+// embedder can count tokens.
+func (j *Job) windows(pending []sqlite.PendingSegment) ([][]segment.Window, error) {
+	tc, ok := j.Embedder.(TokenCounter)
+	if !ok {
+		return make([][]segment.Window, len(pending)), nil
+	}
+	var cleaned []string
+	for _, p := range pending {
+		for _, c := range p.Contents {
+			cleaned = append(cleaned, segment.Clean(c))
+		}
+	}
+	counts, limit, err := tc.PassageTokens(cleaned)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]segment.Window, len(pending))
+	for i, p := range pending {
+		out[i] = segment.Windows(p.Contents, counts[:len(p.Contents)], limit)
+		counts = counts[len(p.Contents):]
+	}
+	return out, nil
+}
+
 func (j *Job) messages(ctx context.Context) error {
 	batch := j.MessageBatch
 	if batch <= 0 {
 		batch = 64
 	}
-	var after int64
+	// Message IDs can be negative (archives older than Discord): start
+	// below every one.
+	from := int64(math.MinInt64)
 	for {
 		start := time.Now()
-		pending, err := j.DB.PendingMessages(ctx, after, batch)
+		pending, err := j.DB.PendingMessages(ctx, from, batch)
 		if err != nil || len(pending) == 0 {
 			return err
 		}
 		if err := j.begin(ctx); err != nil {
 			return err
 		}
-		after = pending[len(pending)-1].ID
+		last := pending[len(pending)-1].ID
+		from = last + 1
 		vs := make([]sqlite.MessageVector, len(pending))
 		var texts []string
 		var idx []int
@@ -396,6 +458,9 @@ func (j *Job) messages(ctx context.Context) error {
 		j.progress("messages")
 		if err := j.renew(ctx); err != nil {
 			return err
+		}
+		if last == math.MaxInt64 {
+			return nil
 		}
 	}
 }
@@ -439,5 +504,5 @@ func (j *Job) syncMatrix(ctx context.Context) error {
 			missing = append(missing, id)
 		}
 	}
-	return j.DB.SegmentVectors(ctx, missing, j.Matrix.Dim(), j.Matrix.Upsert)
+	return j.DB.SegmentVectors(ctx, missing, j.Matrix.Dim(), j.Matrix.add)
 }

@@ -30,6 +30,24 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 		return nil
 	}
 	q8, qscale := quantize(q)
+	score := func(r int) float32 {
+		return float32(dot8(q8, m.data[r*m.dim:(r+1)*m.dim])) * qscale * m.scale[r]
+	}
+	// A segment with several windows competes once, with its best.
+	best := map[int64]int{}
+	for id := range m.windowed {
+		if allow != nil && !allow(id) {
+			continue
+		}
+		rows := m.rows[id]
+		b := rows[0]
+		for _, r := range rows[1:] {
+			if score(r) > score(b) {
+				b = r
+			}
+		}
+		best[id] = b
+	}
 	n := len(m.ids)
 	parts := 1
 	if n >= 4096 {
@@ -45,11 +63,10 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 			t.k = k
 			for r := lo; r < hi; r++ {
 				id := m.ids[r]
-				if allow != nil && !allow(id) {
+				if allow != nil && !allow(id) || m.multi[r] && best[id] != r {
 					continue
 				}
-				d := dot8(q8, m.data[r*m.dim:(r+1)*m.dim])
-				t.offer(Scored{id, float32(d) * qscale * m.scale[r]})
+				t.offer(Scored{id, score(r)})
 			}
 		}(&tops[p])
 	}
@@ -68,6 +85,29 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	return all[:min(k, len(all))]
+}
+
+// WindowScores are the similarities of q to each window of id, in window
+// order (none when id has no vector).
+func (m *Matrix) WindowScores(q []float32, id int64) []WindowScore {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if len(q) != m.dim {
+		return nil
+	}
+	q8, qscale := quantize(q)
+	var out []WindowScore
+	for _, r := range m.rows[id] {
+		d := dot8(q8, m.data[r*m.dim:(r+1)*m.dim])
+		out = append(out, WindowScore{int(m.first[r]), float32(d) * qscale * m.scale[r]})
+	}
+	return out
+}
+
+// WindowScore is a window's similarity to a query.
+type WindowScore struct {
+	First int // index of the window's first message
+	Score float32
 }
 
 // dot is the inner product, unrolled into eight independent sums so the

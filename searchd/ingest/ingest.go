@@ -43,21 +43,26 @@ type FileResult struct {
 }
 
 // Files expands paths (files, or directories searched for *.json) into a
-// sorted list of export files.
+// sorted list of export files. A path or subdirectory it cannot read does
+// not hide the rest: it lists every file it can, and the error, when not
+// nil, names each path it could not read.
 func Files(paths []string) ([]string, error) {
 	var out []string
+	var errs []error
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		if !fi.IsDir() {
 			out = append(out, p)
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = walkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				errs = append(errs, err)
+				return nil // WalkDir skips what it could not read
 			}
 			if !d.IsDir() && strings.HasSuffix(strings.ToLower(d.Name()), ".json") {
 				out = append(out, path)
@@ -65,12 +70,16 @@ func Files(paths []string) ([]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, errors.Join(errs...)
 }
+
+// walkDir is filepath.WalkDir; tests make directories unreadable with it
+// (chmod cannot, for root).
+var walkDir = filepath.WalkDir
 
 // Import imports each file in turn. A malformed file does not stop the
 // others; its error is in its result.

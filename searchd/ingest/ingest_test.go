@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,4 +219,39 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// A subdirectory that cannot be read is reported, and the files of every
+// other directory are still listed.
+func TestFilesSkipsUnreadableDirectory(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"a/1.json", "b/2.json", "b/deeper/3.json", "c/4.json"} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o700)
+		os.WriteFile(filepath.Join(root, p), []byte("{}"), 0o600)
+	}
+	bad := filepath.Join(root, "b")
+	// As WalkDir does when ReadDir fails: the directory, then its error.
+	walkDir = func(p string, fn fs.WalkDirFunc) error {
+		return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if path == bad && err == nil {
+				if err := fn(path, d, nil); err != nil {
+					return err
+				}
+				if err := fn(path, d, &fs.PathError{Op: "open", Path: path, Err: fs.ErrPermission}); err != nil {
+					return err
+				}
+				return filepath.SkipDir
+			}
+			return fn(path, d, err)
+		})
+	}
+	t.Cleanup(func() { walkDir = filepath.WalkDir })
+	files, err := Files([]string{root, filepath.Join(root, "missing")})
+	want := []string{filepath.Join(root, "a/1.json"), filepath.Join(root, "c/4.json")}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("files %v, want %v", files, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), bad+": permission denied") || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("err = %v, want it to name %s and the missing path", err, bad)
+	}
 }

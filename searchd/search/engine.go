@@ -708,13 +708,13 @@ func (q *query) messageScores(ctx context.Context, results []Result) ([]int64, e
 	}
 	var with, without []scored
 	for _, r := range results {
-		seg := r.Components["semantic"].Score
+		seg := q.windowScores(r)
 		ws := q.within[r.SegmentID]
 		for _, id := range ws.ranked {
 			if s, ok := ws.scores[id]; ok {
-				with = append(with, scored{id, w*seg + (1-w)*s})
+				with = append(with, scored{id, w*seg(id) + (1-w)*s})
 			} else {
-				without = append(without, scored{id, seg})
+				without = append(without, scored{id, seg(id)})
 			}
 		}
 	}
@@ -728,6 +728,30 @@ func (q *query) messageScores(ctx context.Context, results []Result) ([]int64, e
 		}
 	}
 	return mergeRanked(nil, out), nil
+}
+
+// windowScores gives each message of a result its segment score: the
+// similarity of the window holding it, for a segment embedded as several
+// windows (the tail of a long conversation is not its head), else the
+// segment's.
+func (q *query) windowScores(r Result) func(message int64) float64 {
+	seg := r.Components["semantic"].Score
+	var wins []index.WindowScore
+	if q.svc.Matrix != nil && q.vec != nil {
+		wins = q.svc.Matrix.WindowScores(q.vec, r.SegmentID)
+	}
+	if len(wins) < 2 {
+		return func(int64) float64 { return seg }
+	}
+	at := map[int64]float64{}
+	for i, m := range q.within[r.SegmentID].messages {
+		k := len(wins) - 1
+		for k > 0 && wins[k].First > i {
+			k--
+		}
+		at[m.ID] = float64(wins[k].Score)
+	}
+	return func(id int64) float64 { return at[id] }
 }
 
 func (q *query) rankWithinResults(ctx context.Context, results []Result) error {

@@ -158,3 +158,58 @@ func period(w []rune) int {
 	}
 	return len(w)
 }
+
+// MaxWindows bounds the windows of one segment (8 × 512 tokens covers the
+// 200 messages of MaxTextMessages at chat lengths).
+const MaxWindows = 8
+
+// Window is a run of a segment's messages embedded on its own: messages
+// First (0-based, time order) on, as Text.
+type Window struct {
+	First int
+	Text  string
+}
+
+// Windows splits a segment too long for the model's input into further
+// windows. Window 0 is Text(contents), which the model cuts at its limit;
+// each further window starts at the first message the previous one could
+// not hold whole and takes messages while they fit, so the whole
+// conversation is seen. tokens[i] is contents[i]'s cleaned length in model
+// tokens and limit what one input holds. It returns the windows after the
+// first (none for a segment that fits), each worth embedding.
+func Windows(contents []string, tokens []int, limit int) []Window {
+	if len(contents) > MaxTextMessages {
+		contents = contents[:MaxTextMessages]
+	}
+	var out []Window
+	start, used := 0, 0
+	for i, c := range contents {
+		n := tokens[i] + 1 // and the separator
+		if Clean(c) == "" {
+			continue
+		}
+		if used+n <= limit || i == start {
+			used += n
+			continue
+		}
+		// Message i does not fit: the window before it ends here.
+		if start > 0 {
+			out = appendWindow(out, contents, start, i)
+		}
+		if len(out) == MaxWindows-1 {
+			return out
+		}
+		start, used = i, n
+	}
+	if start > 0 {
+		out = appendWindow(out, contents, start, len(contents))
+	}
+	return out
+}
+
+func appendWindow(out []Window, contents []string, from, to int) []Window {
+	if t := Text(contents[from:to]); t != "" {
+		out = append(out, Window{First: from, Text: t})
+	}
+	return out
+}

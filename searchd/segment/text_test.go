@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,5 +85,56 @@ func TestContentUnits(t *testing.T) {
 		if got := contentUnits(tt.in, 100); got != tt.want {
 			t.Errorf("contentUnits(%q) = %d, want %d", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestWindows(t *testing.T) {
+	words := func(n int) string { // distinct words: repeats carry nothing
+		w := make([]string, n)
+		for i := range w {
+			w[i] = string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + "ng"
+		}
+		return strings.Join(w, " ")
+	}
+	count := func(cs []string) []int {
+		n := make([]int, len(cs))
+		for i, c := range cs {
+			n[i] = len(strings.Fields(Clean(c)))
+		}
+		return n
+	}
+	firsts := func(ws []Window) []int {
+		out := []int{}
+		for _, w := range ws {
+			out = append(out, w.First)
+		}
+		return out
+	}
+	short := []string{words(10), words(10)}
+	if ws := Windows(short, count(short), 100); len(ws) != 0 {
+		t.Errorf("a segment that fits has windows %v", firsts(ws))
+	}
+	// 21 tokens a message with its separator, 50 an input: two a window;
+	// a message cleaned to nothing takes no room.
+	long := []string{words(20), words(20), "<@123>", words(20), words(20), words(20)}
+	if got := firsts(Windows(long, count(long), 50)); !slices.Equal(got, []int{3, 5}) {
+		t.Errorf("windows start at %v, want 3 5", got)
+	}
+	// A message longer than an input is a window of its own.
+	huge := []string{words(10), words(80), words(10)}
+	if got := firsts(Windows(huge, count(huge), 50)); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("windows start at %v, want 1 2", got)
+	}
+	// Too little text in a window: no vector for it.
+	tail := []string{words(40), "ok"}
+	if ws := Windows(tail, count(tail), 41); len(ws) != 0 {
+		t.Errorf("a window of \"ok\": %v", firsts(ws))
+	}
+	many := make([]string, 100)
+	for i := range many {
+		many[i] = words(30)
+	}
+	if ws := Windows(many, count(many), 31); len(ws) != MaxWindows-1 || ws[len(ws)-1].First != MaxWindows-1 {
+		t.Errorf("%d windows, last at %v; want %d", len(ws), firsts(ws), MaxWindows-1)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -64,17 +65,23 @@ func StatsResponse(st *sqlite.Stats) api.Stats {
 func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	var in api.MessageBatch
 	if err := decode(r, &in); err != nil {
-		return err
+		// An unknown field is a bot newer than this searchd: the batch
+		// may pass once searchd is upgraded. Anything else is the
+		// batch's own fault.
+		if strings.Contains(err.Error(), "unknown field") {
+			return err
+		}
+		return badBatch(err)
 	}
 	b, err := toBatch(&in)
 	if err != nil {
-		return err
+		return badBatch(err)
 	}
 	res, err := s.DB.Apply(r.Context(), b, s.Rules, nil)
 	if err != nil {
 		return err
 	}
-	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted)
+	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted, "truncated", res.Truncated)
 	if res.Conflicts > 0 {
 		s.Log.Warn("messages refused: their IDs are stored in another channel", "count", res.Conflicts, "ids", res.ConflictIDs)
 	}
@@ -82,7 +89,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 		s.Embedding.Job.Kick()
 	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
-		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Conflicts: res.Conflicts})
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated, Conflicts: res.Conflicts})
 }
 
 // toBatch validates a request batch and converts it.
@@ -119,8 +126,6 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: author.id is required", i)
 		case m.CreatedAt.IsZero():
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: created_at is required", i)
-		case len(m.Content) > api.MaxContentBytes:
-			return nil, errorf(http.StatusBadRequest, "messages[%d]: content over %d bytes", i, api.MaxContentBytes)
 		case !utf8.ValidString(m.Content):
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: content is not valid UTF-8", i)
 		case m.Attachments < 0:

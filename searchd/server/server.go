@@ -66,11 +66,20 @@ const peerUIDKey ctxKey = 0
 // in-flight requests get up to grace to finish. Closing the listener
 // removes the socket file.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	// Requests must outlive the signal that stops the server: a batch
+	// being applied when SIGTERM comes finishes (within grace) instead
+	// of failing with "request canceled". Those still running when
+	// grace runs out are canceled as Serve returns.
+	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if jc, ok := c.(*jsonConn); ok {
+				c = jc.Conn
+			}
 			uid, err := socket.PeerUID(c)
 			if err != nil {
 				uid = -1
@@ -79,7 +88,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		},
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(jsonListener{ln}) }()
 	select {
 	case err := <-errc:
 		return err
@@ -88,6 +97,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	if err != nil {
+		s.Log.Warn("shutdown: requests still running after the grace period are canceled", "grace", grace)
+		hs.Close()
+	}
 	<-errc
 	return err
 }
@@ -147,16 +160,32 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// httpError is an error with a status and a message safe to show.
+// httpError is an error with a status and a message safe to show, and
+// optionally an api.Error code.
 type httpError struct {
 	status int
 	msg    string
+	code   string
 }
 
 func (e *httpError) Error() string { return e.msg }
 
 func errorf(status int, format string, args ...any) error {
-	return &httpError{status, fmt.Sprintf(format, args...)}
+	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// badBatch marks err (a request error) as caused by the batch itself, so
+// the bot sets the batch aside instead of retrying it (api.CodeBadBatch).
+func badBatch(err error) error {
+	var he *httpError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return &httpError{status: he.status, msg: he.msg, code: api.CodeBadBatch}
+	case errors.As(err, &mbe):
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", mbe.Limit), code: api.CodeBadBatch}
+	}
+	return err
 }
 
 // handle adapts a handler that returns an error. Errors the client caused
@@ -176,16 +205,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 	case errors.As(err, &mbe):
-		he = &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", mbe.Limit)}
+		he = &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", mbe.Limit)}
 	case errors.Is(err, sqlite.ErrNotFound):
-		he = &httpError{http.StatusNotFound, "not found"}
+		he = &httpError{status: http.StatusNotFound, msg: "not found"}
 	case errors.Is(err, context.Canceled):
-		he = &httpError{499, "request canceled"}
+		he = &httpError{status: 499, msg: "request canceled"}
 	default:
 		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		he = &httpError{http.StatusInternalServerError, "internal error"}
+		he = &httpError{status: http.StatusInternalServerError, msg: "internal error"}
 	}
-	writeJSON(w, he.status, api.Error{Message: he.msg})
+	writeJSON(w, he.status, api.Error{Message: he.msg, Code: he.code})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {
@@ -220,7 +249,8 @@ func pathID(r *http.Request) (int64, error) { return pathParamID(r, "id") }
 func pathParamID(r *http.Request, name string) (int64, error) {
 	s := chi.URLParam(r, name)
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
+	// Negative IDs are real: snowflakes of archives older than Discord.
+	if err != nil || id == 0 {
 		return 0, errorf(http.StatusBadRequest, "invalid id %q", s)
 	}
 	return id, nil

@@ -27,8 +27,10 @@ type Checkpoint struct {
 // in segments as an in-order import would place them, whatever order they
 // arrive in (placeFresh): incrementally when they follow the channel's
 // latest, else by re-segmenting from the earliest of them as far as that
-// changes anything. cp, if not nil, is saved in the same transaction.
+// changes anything. cp, if not nil, is saved in the same transaction. Texts
+// over the limits of shared/api are cut first, in b (searchd.Batch.Bound).
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
+	truncated := b.Bound() // every way in passes here: nothing stored grows without bound
 	var res searchd.BatchResult
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		a, err := newApplier(ctx, tx, rules, db.now().UnixMicro())
@@ -49,6 +51,7 @@ func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, 
 		}
 		return err
 	})
+	res.Truncated = truncated
 	return res, err
 }
 

@@ -46,7 +46,7 @@ func setModel(ctx context.Context, tx *sql.Tx, name string, dim int) error {
 // transaction: the start of a reindex.
 func (db *DB) ResetVectors(ctx context.Context, name string, dim int) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{`DELETE FROM segment_vectors`, `DELETE FROM message_vectors`} {
+		for _, q := range []string{`DELETE FROM segment_windows`, `DELETE FROM segment_vectors`, `DELETE FROM message_vectors`} {
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return err
 			}
@@ -63,15 +63,17 @@ type PendingSegment struct {
 	ID, Revision int64
 	// Contents are its first messages' texts, in time order.
 	Contents []string
+	// WindowsOnly: the vector is current but predates windows.
+	WindowsOnly bool
 }
 
 // PendingSegments returns up to limit segments after ID `after` whose
 // vector is missing or older than their revision, each with up to
 // maxMessages message texts.
 func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessages int) ([]PendingSegment, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.revision FROM segments s
+	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.revision, v.segment_id IS NOT NULL AND v.revision = s.revision FROM segments s
 		LEFT JOIN segment_vectors v ON v.segment_id = s.id
-		WHERE s.id > ? AND (v.segment_id IS NULL OR v.revision != s.revision)
+		WHERE s.id > ? AND (v.segment_id IS NULL OR v.revision != s.revision OR v.windowed = 0 AND v.vector IS NOT NULL)
 		ORDER BY s.id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessag
 	var out []PendingSegment
 	for rows.Next() {
 		var p PendingSegment
-		if err := rows.Scan(&p.ID, &p.Revision); err != nil {
+		if err := rows.Scan(&p.ID, &p.Revision, &p.WindowsOnly); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -112,10 +114,21 @@ func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessag
 }
 
 // SegmentVector is a computed vector; nil Vector marks a segment whose
-// text is too short to embed.
+// text is too short to embed. Vector is the segment's first window;
+// Windows are the rest of a segment too long for the model's input.
+// WindowsOnly saves the windows and keeps the stored vector.
 type SegmentVector struct {
 	ID, Revision int64
 	Vector       []float32
+	Windows      []Window
+	WindowsOnly  bool
+}
+
+// Window is the vector of a segment's messages from message First (time
+// order, 0-based) on.
+type Window struct {
+	First  int
+	Vector []float32
 }
 
 // SaveSegmentVectors stores vectors in one transaction. A vector is kept
@@ -124,21 +137,52 @@ type SegmentVector struct {
 func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]SegmentVector, error) {
 	var saved []SegmentVector
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector)
-			SELECT id, revision, ? FROM segments WHERE id = ? AND revision = ?
-			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, vector = excluded.vector`)
+		saved = saved[:0]
+		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector, windowed)
+			SELECT id, revision, ?, 1 FROM segments WHERE id = ? AND revision = ?
+			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, vector = excluded.vector, windowed = 1`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
+		mark, err := tx.PrepareContext(ctx, `UPDATE segment_vectors SET windowed = 1
+			WHERE segment_id = ? AND revision = ? AND revision = (SELECT revision FROM segments WHERE id = segment_id)`)
+		if err != nil {
+			return err
+		}
+		defer mark.Close()
+		clear, err := tx.PrepareContext(ctx, `DELETE FROM segment_windows WHERE segment_id = ?`)
+		if err != nil {
+			return err
+		}
+		defer clear.Close()
+		win, err := tx.PrepareContext(ctx, `INSERT INTO segment_windows (segment_id, window, first_message, vector) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer win.Close()
 		for _, v := range vs {
-			r, err := st.ExecContext(ctx, EncodeVector(v.Vector), v.ID, v.Revision)
+			var r sql.Result
+			if v.WindowsOnly {
+				r, err = mark.ExecContext(ctx, v.ID, v.Revision)
+			} else {
+				r, err = st.ExecContext(ctx, EncodeVector(v.Vector), v.ID, v.Revision)
+			}
 			if err != nil {
 				return err
 			}
-			if n, _ := r.RowsAffected(); n > 0 {
-				saved = append(saved, v)
+			if n, _ := r.RowsAffected(); n == 0 {
+				continue // the segment changed since
 			}
+			if _, err := clear.ExecContext(ctx, v.ID); err != nil {
+				return err
+			}
+			for i, w := range v.Windows {
+				if _, err := win.ExecContext(ctx, v.ID, i+1, w.First, EncodeVector(w.Vector)); err != nil {
+					return err
+				}
+			}
+			saved = append(saved, v)
 		}
 		// No index version bump: new vectors are not new messages, and
 		// cursors must outlive the hours of a first embedding pass.
@@ -173,12 +217,14 @@ type PendingMessage struct {
 	Content string
 }
 
-// PendingMessages returns up to limit messages after ID `after` that have
-// no vector row.
-func (db *DB) PendingMessages(ctx context.Context, after int64, limit int) ([]PendingMessage, error) {
+// PendingMessages returns up to limit messages from ID `from` on that
+// have no vector row. Message IDs may be negative (snowflakes of converted
+// archives older than Discord, 2015), so a first page starts from
+// math.MinInt64, not 0.
+func (db *DB) PendingMessages(ctx context.Context, from int64, limit int) ([]PendingMessage, error) {
 	rows, err := db.db.QueryContext(ctx, `SELECT m.id, m.content FROM messages m
-		WHERE m.id > ? AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)
-		ORDER BY m.id LIMIT ?`, after, limit)
+		WHERE m.id >= ? AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)
+		ORDER BY m.id LIMIT ?`, from, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -226,23 +272,32 @@ func (db *DB) SaveMessageVectors(ctx context.Context, vs []MessageVector) (int, 
 	return saved, err
 }
 
-// EachSegmentVector calls fn for every current segment vector, in ID
-// order; vec is only valid during the call.
-func (db *DB) EachSegmentVector(ctx context.Context, dim int, fn func(id int64, vec []float32)) error {
-	return db.eachVector(ctx, make([]float32, dim), fn, `SELECT v.segment_id, v.vector FROM segment_vectors v
-		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
-		WHERE v.vector IS NOT NULL ORDER BY v.segment_id`)
+// EachSegmentVector calls fn for every window of every current segment
+// vector: first the segments' first windows in ID order, then the further
+// windows in (ID, window) order. vec is only valid during the call.
+func (db *DB) EachSegmentVector(ctx context.Context, dim int, fn func(id int64, first int, vec []float32)) error {
+	return db.segmentVectors(ctx, dim, fn, "", nil)
 }
 
-// SegmentVectors calls fn with the current vector of each of ids that
-// has one; vec is only valid during the call.
-func (db *DB) SegmentVectors(ctx context.Context, ids []int64, dim int, fn func(id int64, vec []float32)) error {
-	vec := make([]float32, dim)
+// SegmentVectors is EachSegmentVector for the segments ids.
+func (db *DB) SegmentVectors(ctx context.Context, ids []int64, dim int, fn func(id int64, first int, vec []float32)) error {
 	return inChunks(ids, func(chunk []any) error {
-		return db.eachVector(ctx, vec, fn, `SELECT v.segment_id, v.vector FROM segment_vectors v
-			JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
-			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+marks(len(chunk))+`)`, chunk...)
+		return db.segmentVectors(ctx, dim, fn, " AND v.segment_id IN ("+marks(len(chunk))+")", chunk)
 	})
+}
+
+func (db *DB) segmentVectors(ctx context.Context, dim int, fn func(id int64, first int, vec []float32), where string, args []any) error {
+	vec := make([]float32, dim)
+	err := db.eachWindow(ctx, vec, fn, `SELECT v.segment_id, 0, v.vector FROM segment_vectors v
+		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
+		WHERE v.vector IS NOT NULL`+where+` ORDER BY v.segment_id`, args...)
+	if err != nil {
+		return err
+	}
+	return db.eachWindow(ctx, vec, fn, `SELECT v.segment_id, w.first_message, w.vector FROM segment_vectors v
+		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
+		JOIN segment_windows w ON w.segment_id = v.segment_id
+		WHERE v.vector IS NOT NULL`+where+` ORDER BY v.segment_id, w.window`, args...)
 }
 
 // eachVector runs a query of (id, vector) rows and decodes each vector
@@ -263,6 +318,28 @@ func (db *DB) eachVector(ctx context.Context, vec []float32, fn func(int64, []fl
 			return fmt.Errorf("vector of %d: %w", id, err)
 		}
 		fn(id, vec)
+	}
+	return rows.Err()
+}
+
+// eachWindow is eachVector over (id, window start, vector) rows.
+func (db *DB) eachWindow(ctx context.Context, vec []float32, fn func(int64, int, []float32), q string, args ...any) error {
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var first int
+		var b []byte
+		if err := rows.Scan(&id, &first, &b); err != nil {
+			return err
+		}
+		if err := decodeInto(vec, b); err != nil {
+			return fmt.Errorf("vector of %d: %w", id, err)
+		}
+		fn(id, first, vec)
 	}
 	return rows.Err()
 }

@@ -6,6 +6,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -42,6 +43,20 @@ func ParseID(s string) (ID, error) {
 type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`
+	// Code, when set, says what kind of refusal this is (CodeBadBatch).
+	Code string `json:"code,omitempty"`
+}
+
+// CodeBadBatch marks a POST /v1/messages refused for what the batch
+// itself holds (a missing id, malformed JSON, a body too large): sending
+// it again cannot succeed. Every other failure may pass on a retry.
+const CodeBadBatch = "bad_batch"
+
+// BadBatch reports whether err is searchd refusing a batch for its
+// content.
+func BadBatch(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeBadBatch
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("searchd: %s (HTTP %d)", e.Message, e.Status) }
@@ -142,11 +157,10 @@ type Segment struct {
 	Truncated    bool      `json:"truncated,omitempty"`
 }
 
-// Limits of POST /v1/messages.
-const (
-	MaxBatchItems   = 1000
-	MaxContentBytes = 16 << 10 // Discord's own limit is 4,000 characters.
-)
+// MaxBatchItems is the most items (guilds, channels, messages, deletions)
+// one POST /v1/messages may carry. The limits on what each item's texts
+// may hold are in limits.go.
+const MaxBatchItems = 1000
 
 // MessageBatch is the body of POST /v1/messages: what the bot saw, in any
 // mix. Applying a batch twice changes nothing.
@@ -205,6 +219,9 @@ type BatchResult struct {
 	Unchanged int `json:"unchanged"`
 	Deleted   int `json:"deleted"`
 	Skipped   int `json:"skipped"` // deleted earlier: not brought back
+	// Truncated counts items whose texts were over the limits (limits.go)
+	// and were kept cut, not refused.
+	Truncated int `json:"truncated,omitempty"`
 	// Conflicts are messages refused because their ID is stored in
 	// another channel (the stored one is kept).
 	Conflicts int `json:"conflicts,omitempty"`

@@ -25,6 +25,8 @@ import (
 	"github.com/peterbourgon/ff/v3"
 
 	"dsearch/bot"
+	"dsearch/bot/spool"
+	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
 
@@ -39,7 +41,7 @@ func main() {
 type options struct {
 	data, socket, spool, guilds, logLevel, logFormat *string
 	spoolMax                                         *int64
-	backfill, check                                  *bool
+	backfill, check, replay                          *bool
 	page                                             *int
 }
 
@@ -53,7 +55,8 @@ func newFlags() (*flag.FlagSet, *options) {
 		guilds:    fs.String("guilds", "", "comma-separated server IDs to serve; empty serves every server the bot is in"),
 		backfill:  fs.Bool("backfill", true, "page through every readable channel's history on start (send SIGHUP for another pass)"),
 		page:      fs.Int("page-size", 5, "results per reply page"),
-		check:     fs.Bool("check", false, "only check that searchd answers, then exit"),
+		check:     fs.Bool("check", false, "only check that searchd answers and that the spool holds no rejected batches, then exit"),
+		replay:    fs.Bool("replay-rejected", false, "send the batches searchd refused (SPOOL/rejected) again, then exit"),
 		logLevel:  fs.String("log-level", "info", "debug, info, warn or error"),
 		logFormat: fs.String("log-format", "text", "text or json"),
 	}
@@ -72,15 +75,14 @@ func run(args []string, stdout io.Writer) error {
 	if *socket == "" {
 		*socket = client.DefaultSocket(*data)
 	}
+	if *spoolDir == "" {
+		*spoolDir = filepath.Join(*data, "bot-spool")
+	}
 	if *check {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		h, err := client.New(*socket).Health(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "searchd %s is up (schema %d)\n", h.Version, h.SchemaVersion)
-		return nil
+		return checkSearchd(*socket, *spoolDir, stdout)
+	}
+	if *o.replay {
+		return replayRejected(*socket, *spoolDir, stdout)
 	}
 	log, err := logger(*logLevel, *logFormat)
 	if err != nil {
@@ -92,9 +94,6 @@ func run(args []string, stdout io.Writer) error {
 	}
 	cfg := bot.Config{Token: token, Socket: *socket, SpoolDir: *spoolDir, SpoolMax: *spoolMax << 20,
 		Backfill: *backfill, PageSize: *page, Log: log}
-	if cfg.SpoolDir == "" {
-		cfg.SpoolDir = filepath.Join(*data, "bot-spool")
-	}
 	for _, s := range strings.FieldsFunc(*guilds, func(r rune) bool { return r == ',' || r == ' ' }) {
 		id, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -120,6 +119,59 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}()
 	return b.Run(ctx)
+}
+
+// checkSearchd checks that searchd answers, and reports what waits in
+// the spool: a rejected batch is history searchd does not have.
+func checkSearchd(socket, spoolDir string, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h, err := client.New(socket).Health(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "searchd %s is up (schema %d)\n", h.Version, h.SchemaVersion)
+	if waiting, _ := filepath.Glob(filepath.Join(spoolDir, "*.json")); len(waiting) > 0 {
+		fmt.Fprintf(stdout, "%d batches wait in %s for searchd (delivered in order while the bot runs)\n", len(waiting), spoolDir)
+	}
+	rejected, err := spool.Rejected(spoolDir)
+	if err != nil {
+		return err
+	}
+	if len(rejected) > 0 {
+		return fmt.Errorf("searchd refused %d batches; they are kept in %s (once the cause is fixed: dsearch-bot --replay-rejected)",
+			len(rejected), filepath.Join(spoolDir, "rejected"))
+	}
+	return nil
+}
+
+// replayRejected sends the rejected batches to searchd again. It is safe
+// while the bot runs.
+func replayRejected(socket, spoolDir string, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := client.New(socket)
+	res, err := spool.ReplayRejected(ctx, spoolDir, func(ctx context.Context, b *api.MessageBatch) error {
+		_, err := c.PostMessages(ctx, b)
+		return err
+	})
+	var left int
+	for _, r := range res {
+		if r.Err != nil {
+			left++
+			fmt.Fprintf(stdout, "%s: refused again: %v\n", r.Path, r.Err)
+		} else {
+			fmt.Fprintf(stdout, "%s: delivered\n", r.Path)
+		}
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("replay stopped (the rest stay in %s): %w", filepath.Join(spoolDir, "rejected"), err)
+	case left > 0:
+		return fmt.Errorf("%d of %d rejected batches refused again; they stay in %s", left, len(res), filepath.Join(spoolDir, "rejected"))
+	}
+	fmt.Fprintf(stdout, "replayed %d rejected batches\n", len(res))
+	return nil
 }
 
 // connect creates the bot, waiting out a Discord outage (or no network)

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"dsearch/shared/api"
 )
 
 // The launchd agent and systemd unit run the bot with flags it defines.
@@ -70,5 +76,72 @@ func TestTokenFile(t *testing.T) {
 	t.Setenv("DSEARCH_TOKEN", "")
 	if _, err := readToken(); err == nil || !strings.Contains(err.Error(), "DSEARCH_TOKEN_FILE") {
 		t.Errorf("no token: %v", err)
+	}
+}
+
+// fakeSearchd answers healthz and takes batches, refusing those that
+// delete message 2 as bad.
+func fakeSearchd(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dsb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/healthz", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(api.Health{OK: true, Version: "test", SchemaVersion: 7})
+	})
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		var b api.MessageBatch
+		json.NewDecoder(r.Body).Decode(&b)
+		if len(b.Deletes) > 0 && b.Deletes[0] == 2 {
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(api.Error{Message: "deletes[0]: not today", Code: api.CodeBadBatch})
+			return
+		}
+		json.NewEncoder(w).Encode(api.BatchResult{Deleted: len(b.Deletes)})
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return sock
+}
+
+// --check reports rejected batches; --replay-rejected sends them again
+// and keeps the ones refused again.
+func TestCheckAndReplayRejected(t *testing.T) {
+	sock := fakeSearchd(t)
+	spoolDir := filepath.Join(t.TempDir(), "bot-spool")
+	os.MkdirAll(filepath.Join(spoolDir, "rejected"), 0o700)
+	for i, id := range []int{1, 2} {
+		b, _ := json.Marshal(api.MessageBatch{Deletes: []api.ID{api.ID(id)}})
+		os.WriteFile(filepath.Join(spoolDir, "rejected", fmt.Sprintf("%020d.json", i+1)), b, 0o600)
+	}
+	cmd := func(args ...string) (string, error) {
+		var out strings.Builder
+		err := run(append([]string{"--socket", sock, "--spool", spoolDir}, args...), &out)
+		return out.String(), err
+	}
+	if out, err := cmd("--check"); err == nil || !strings.Contains(err.Error(), "refused 2 batches") ||
+		!strings.Contains(err.Error(), "--replay-rejected") || !strings.Contains(out, "is up") {
+		t.Errorf("--check: %v\n%s", err, out)
+	}
+	out, err := cmd("--replay-rejected")
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 rejected batches refused again") ||
+		!strings.Contains(out, "01.json: delivered") || !strings.Contains(out, "02.json: refused again: searchd: deletes[0]: not today") {
+		t.Errorf("--replay-rejected: %v\n%s", err, out)
+	}
+	if out, err := cmd("--check"); err == nil || !strings.Contains(err.Error(), "refused 1 batches") {
+		t.Errorf("--check after replay: %v\n%s", err, out)
+	}
+	os.Remove(filepath.Join(spoolDir, "rejected", fmt.Sprintf("%020d.json", 2)))
+	if out, err := cmd("--check"); err != nil {
+		t.Errorf("--check with nothing rejected: %v\n%s", err, out)
 	}
 }

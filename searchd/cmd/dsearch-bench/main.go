@@ -157,6 +157,9 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 		slices.Sort(lat)
 		fmt.Printf("query embedding with %s on %s: p50 %s, p95 %s, max %s (add to the semantic, hybrid and pipeline rows)\n",
 			m.Name(), m.Backend(), ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), ms(lat[len(lat)-1]))
+		// What searchd holds with the model: it loads the model first, so
+		// this (the model's load peak on top of the indexes) bounds it.
+		fmt.Printf("peak resident memory with the model loaded: %d MiB\n", peakRSS()>>20)
 	}
 	return nil
 }

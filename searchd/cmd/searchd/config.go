@@ -17,6 +17,7 @@ import (
 
 	"dsearch/searchd/answer"
 	"dsearch/searchd/embed"
+	"dsearch/searchd/internal/privlog"
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
@@ -204,7 +205,7 @@ func (c *Config) SocketPath() string {
 }
 
 // Logger builds the process's one logger. Message text is never logged at
-// info level or above.
+// info level or above, not even inside an error (privlog).
 func (c *Config) Logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -213,9 +214,9 @@ func (c *Config) Logger(w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(c.LogFormat) {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(privlog.New(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(privlog.New(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", c.LogFormat)
 }

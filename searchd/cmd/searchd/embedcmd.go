@@ -95,7 +95,16 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	if errors.Is(err, context.Canceled) {
 		return errors.New("interrupted; run `searchd embed` again to continue")
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Success means nothing is left: say so if the job missed anything.
+	if c, err := db.EmbeddingCounts(ctx); err != nil {
+		return err
+	} else if segs, msgs := c.Segments-c.SegmentsDone, c.Messages-c.MessagesDone; segs > 0 || msgs > 0 {
+		return fmt.Errorf("%d segments and %d messages are still not embedded; run `searchd embed` again", segs, msgs)
+	}
+	return nil
 }
 
 func (m *Main) printThroughput(st index.Status) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,11 +29,15 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	files, err := ingest.Files(paths)
-	if err != nil {
-		return err
+	// A path it cannot read is reported, and everything else imported.
+	files, unreadable := ingest.Files(paths)
+	if unreadable != nil {
+		fmt.Fprintf(m.Stderr, "error: %v\n", strings.ReplaceAll(unreadable.Error(), "\n", "\nerror: "))
 	}
 	if len(files) == 0 {
+		if unreadable != nil {
+			return errors.New("import: nothing readable to import")
+		}
 		return fmt.Errorf("import: no .json files in %v", paths)
 	}
 	var total int64
@@ -54,10 +59,14 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 	bar.finish()
 	elapsed := time.Since(start)
 
-	var failed int
+	// Interrupted (Ctrl-C): the files it did not finish are not failures.
+	interrupted := ctx.Err() != nil
+	var failed, unfinished int
 	var inserted, updated int
 	for _, r := range results {
 		switch {
+		case r.Err != nil && interrupted && errors.Is(r.Err, ctx.Err()):
+			unfinished++
 		case r.Err != nil:
 			failed++
 			fmt.Fprintf(m.Stderr, "error: %v\n", r.Err)
@@ -68,8 +77,12 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 			if r.Resumed > 0 {
 				resumed = fmt.Sprintf(", resumed after %d", r.Resumed)
 			}
-			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s\n",
-				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed)
+			truncated := ""
+			if r.Truncated > 0 {
+				truncated = fmt.Sprintf(", %d over the size limits kept cut (docs/operations.md)", r.Truncated)
+			}
+			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s%s\n",
+				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed, truncated)
 			if r.Conflicts > 0 {
 				fmt.Fprintf(m.Stdout, "%s: %d messages refused, their IDs already stored in another channel (kept there): %v\n",
 					r.Path, r.Conflicts, r.ConflictIDs)
@@ -79,10 +92,15 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 		updated += r.Updated
 	}
 	fmt.Fprintf(m.Stdout, "imported %d new and %d updated messages from %d files in %s (%.0f new/s), peak memory %d MiB\n",
-		inserted, updated, len(files)-failed, elapsed.Round(time.Millisecond),
+		inserted, updated, len(files)-failed-unfinished, elapsed.Round(time.Millisecond),
 		float64(inserted)/elapsed.Seconds(), peakRSS()>>20)
-	if failed > 0 {
+	switch {
+	case interrupted:
+		return fmt.Errorf("import interrupted with %d of %d files unfinished; run it again to resume where it stopped", unfinished, len(files))
+	case failed > 0:
 		return fmt.Errorf("%d of %d files failed; the rest were imported, and a rerun resumes the failed ones", failed, len(files))
+	case unreadable != nil:
+		return errors.New("some paths could not be read (above); everything else was imported")
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func TestServeBinary(t *testing.T) {
 	if err := embedtest.Write(model, embedtest.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	start := func() (*exec.Cmd, *bytes.Buffer) {
+	start := func(data string) (*exec.Cmd, *bytes.Buffer) {
 		var logs bytes.Buffer
 		cmd := exec.Command(bin, "serve", "--data", data, "--socket", sock, "--model", model, "--embed-backend", "go")
 		cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -125,7 +125,7 @@ func TestServeBinary(t *testing.T) {
 		}
 		return cmd, &logs
 	}
-	cmd, logs := start()
+	cmd, logs := start(data)
 	c := client.New(sock)
 	var up bool
 	for i := 0; i < 100 && !up; i++ {
@@ -179,10 +179,15 @@ func TestServeBinary(t *testing.T) {
 		t.Errorf("embed while serve embeds: %v\n%s", err, out)
 	}
 
-	// A second daemon on the same socket refuses to start.
-	second, secondLogs := start()
-	if err := second.Wait(); err == nil || !strings.Contains(secondLogs.String(), "already in use") {
+	// A second daemon on the same data directory refuses to start, and
+	// so does one of another data directory on the same socket.
+	second, secondLogs := start(data)
+	if err := second.Wait(); err == nil || !strings.Contains(secondLogs.String(), "locked by a running searchd serve") {
 		t.Errorf("second daemon: %v\n%s", err, secondLogs)
+	}
+	third, thirdLogs := start(filepath.Join(dir, "other-data"))
+	if err := third.Wait(); err == nil || !strings.Contains(thirdLogs.String(), "already in use") {
+		t.Errorf("daemon on the same socket: %v\n%s", err, thirdLogs)
 	}
 
 	cmd.Process.Signal(syscall.SIGINT)

@@ -36,7 +36,29 @@ func (m *Main) backupCmd() *ffcli.Command {
 			if err := db.Backup(ctx, args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(m.Stdout, "backed up to %s (restore: stop searchd, copy it to %s)\n", args[0], filepath.Join(cfg.Data, sqlite.FileName))
+			fmt.Fprintf(m.Stdout, "backed up to %s (restore: stop searchd, then searchd restore %s)\n", args[0], args[0])
+			return nil
+		})
+}
+
+func (m *Main) restoreCmd() *ffcli.Command {
+	var cfg Config
+	return command("restore", "BACKUP", "replace the database with a backup, once searchd serve has stopped (the old one is kept)", &cfg, nil,
+		func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return errors.New("restore: give the backup file's path")
+			}
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			kept, err := sqlite.Restore(ctx, cfg.Data, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "restored %s from %s; integrity ok\n", filepath.Join(cfg.Data, sqlite.FileName), args[0])
+			if kept != "" {
+				fmt.Fprintf(m.Stdout, "the previous database is kept as %s (with its -wal and -shm); delete it when satisfied\n", kept)
+			}
 			return nil
 		})
 }
@@ -165,11 +187,12 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 				add(true, "database %s: integrity ok, schema %d", dbPath, v)
 			}
 			if c, err := db.EmbeddingCounts(ctx); err == nil {
-				if pending := c.Segments - c.SegmentsDone; pending > 0 {
-					warn("embedding backlog: %d of %d segments, %d of %d messages (searchd serve embeds them; or searchd embed)",
-						pending, c.Segments, c.Messages-c.MessagesDone, c.Messages)
+				// Segments and messages are embedded apart: either can lag.
+				if segs, msgs := c.Segments-c.SegmentsDone, c.Messages-c.MessagesDone; segs > 0 || msgs > 0 {
+					warn("embedding backlog: %d of %d segments, %d of %d messages not embedded (searchd serve embeds them; or searchd embed)",
+						segs, c.Segments, msgs, c.Messages)
 				} else {
-					add(true, "embeddings: all %d segments current", c.Segments)
+					add(true, "embeddings: all %d segments and %d messages current", c.Segments, c.Messages)
 				}
 			}
 			if name, _ := db.Meta(ctx, "embedding_model"); name != "" && cfg.Model != "" {
@@ -187,7 +210,7 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 		warn("%d batches from the bot wait in %s (searchd serve takes them in order)", len(waiting), spool)
 	}
 	if refused, err := filepath.Glob(filepath.Join(spool, "rejected", "*.json")); err == nil && len(refused) > 0 {
-		add(false, "searchd refused %d of the bot's batches; they are kept in %s (see docs/troubleshooting.md)",
+		add(false, "searchd refused %d of the bot's batches; they are kept in %s (fix the cause, then dsearch-bot --replay-rejected; docs/troubleshooting.md)",
 			len(refused), filepath.Join(spool, "rejected"))
 	}
 	// Model and ONNX Runtime.

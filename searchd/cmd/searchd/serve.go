@@ -38,6 +38,13 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	if err != nil {
 		return err
 	}
+	// One daemon per data directory, whatever its socket; restore waits
+	// for it too. Released last, after the database closes.
+	lock, err := sqlite.LockDir(cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	db, err := sqlite.Open(ctx, cfg.Data)
 	if err != nil {
 		return err

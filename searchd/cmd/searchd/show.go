@@ -15,6 +15,7 @@ import (
 	"dsearch/searchd/sqlite"
 	"dsearch/shared/api"
 	"dsearch/shared/client"
+	"dsearch/shared/safesock"
 )
 
 func (m *Main) statsCmd() *ffcli.Command {
@@ -127,15 +128,25 @@ func (m *Main) segmentCmd() *ffcli.Command {
 
 func (m *Main) statusCmd() *ffcli.Command {
 	var cfg Config
-	return command("status", "[flags]", "ask the running daemon, over its socket, whether it is healthy", &cfg, nil,
+	var wait time.Duration
+	var printSocket bool
+	return command("status", "[flags]", "ask the running daemon, over its socket, whether it is healthy", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.DurationVar(&wait, "wait", 0, "wait up to this long for the daemon to answer (it listens once its model has loaded)")
+			fs.BoolVar(&printSocket, "print-socket", false, "print the socket path searchd uses with this configuration, and exit")
+		},
 		func(ctx context.Context, _ []string) error {
-			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
+			if printSocket {
+				fmt.Fprintln(m.Stdout, cfg.SocketPath())
+				return nil
+			}
 			c := client.New(cfg.SocketPath())
-			h, err := c.Health(ctx)
+			h, err := waitHealthy(ctx, c, wait)
 			if err != nil {
 				return err
 			}
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
 			st, err := c.Stats(ctx)
 			if err != nil {
 				return err
@@ -147,6 +158,28 @@ func (m *Main) statusCmd() *ffcli.Command {
 			}
 			return nil
 		})
+}
+
+// waitHealthy asks the health route until it answers or wait has passed
+// (once, when wait is 0). Readiness, not a guess at how long start-up
+// takes: a model can take seconds to load on a busy machine. A socket the
+// client refuses to trust is not waited on.
+func waitHealthy(ctx context.Context, c *client.Client, wait time.Duration) (*api.Health, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		h, err := c.Health(actx)
+		cancel()
+		var ue *safesock.UnsafeError
+		if err == nil || errors.As(err, &ue) || !time.Now().Before(deadline) {
+			return h, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func usTime(us int64) time.Time { return time.UnixMicro(us).UTC() }
