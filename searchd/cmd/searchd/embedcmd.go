@@ -51,7 +51,10 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	defer db.Close()
 	// One process embeds a database at a time: a serve embedding it would
 	// do the same work, and a reindex must not drop vectors under it.
-	owner := fmt.Sprintf("searchd %s (pid %d)", map[bool]string{false: "embed", true: "reindex"}[reindex], os.Getpid())
+	owner := fmt.Sprintf("searchd embed (pid %d)", os.Getpid())
+	if reindex {
+		owner = fmt.Sprintf("searchd reindex (pid %d)", os.Getpid())
+	}
 	held, err := db.AcquireLease(ctx, sqlite.LeaseEmbedding, owner, 5*time.Minute)
 	if err != nil {
 		return err
