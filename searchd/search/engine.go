@@ -231,8 +231,8 @@ func (q *query) addUnembedded(results []Result, allow map[int64]bool) []Result {
 // Lexical: the BM25 order. Semantic and pipeline: every message of the
 // result segments by its own final score, w·segment + (1−w)·message, so
 // the right turn of the second-best conversation can outrank small talk in
-// the best one. Hybrid: RRF (k = 60) of the lexical order and that message
-// order over the semantic segments.
+// the best one. Hybrid: the lexical hits and that message order over the
+// semantic segments, fused by z-score (fusion.go).
 func (q *query) rankMessages(ctx context.Context, results []Result) ([]int64, error) {
 	switch q.Mode {
 	case Lexical:
@@ -240,28 +240,7 @@ func (q *query) rankMessages(ctx context.Context, results []Result) ([]int64, er
 	case Semantic, Pipeline:
 		return q.messageScores(ctx, results)
 	}
-	// Hybrid: the retrievers' lists from hybrid(), fused per message.
-	lex, sem := q.lex, q.sem
-	semMsgs, err := q.messageScores(ctx, sem)
-	if err != nil {
-		return nil, err
-	}
-	c := q.svc.Config
-	score := map[int64]float64{}
-	var ids []int64
-	add := func(list []int64, weight float64) {
-		for i, id := range list[:min(len(list), c.Window)] {
-			if _, ok := score[id]; !ok {
-				ids = append(ids, id)
-			}
-			score[id] += weight / (c.RRFK + float64(i+1))
-		}
-	}
-	lw, sw := q.weights()
-	add(flatten(lex), lw)
-	add(semMsgs, sw)
-	slices.SortStableFunc(ids, func(a, b int64) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
-	return ids, nil
+	return q.hybridMessages(ctx) // the lists hybrid() kept
 }
 
 func flatten(results []Result) []int64 {

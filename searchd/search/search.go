@@ -46,10 +46,9 @@ func ParseMode(s string) (Mode, error) {
 // Config holds the engine's constants. The defaults are the blog's and
 // Slackquery's.
 type Config struct {
-	RRFK           float64 // 60
 	Window         int     // candidates per retriever for fusion: 100
-	LexicalWeight  float64 // 1
-	SemanticWeight float64 // 1
+	LexicalWeight  float64 // hybrid: weight of the lexical z-scores, 1
+	SemanticWeight float64 // hybrid: weight of the semantic z-scores, 1
 	Pool           int     // segments rescored: 40
 	RescoreLimit   int     // messages rescored per segment: 80
 	FullChars      int     // a message this long gets full weight: 12
@@ -71,7 +70,7 @@ type Config struct {
 
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
-	return Config{RRFK: 60, Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
+	return Config{Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
 }
 
