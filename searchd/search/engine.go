@@ -89,6 +89,9 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		if resp.RankedMessages, err = q.rankMessages(ctx, ranked); err != nil {
 			return nil, err
 		}
+		if resp.Candidates = q.candidates; resp.Candidates != nil {
+			resp.Kind = Classify(q.text)
+		}
 	}
 	resp.Results = page
 	return resp, q.decorate(ctx, resp.Results)
@@ -108,6 +111,8 @@ type query struct {
 	lex, sem []Result
 	// within caches per-segment message rankings.
 	within map[int64]*withinSegment
+	// candidates are hybrid's message lists, when Request.Candidates.
+	candidates map[string][]Scored
 }
 
 // allowed returns the segments the filters (and, if with, the keywords)

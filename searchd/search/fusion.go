@@ -103,7 +103,18 @@ func (q *query) hybridMessages(ctx context.Context) ([]int64, error) {
 			semMsgs = append(semMsgs, candidate{s.id, s.score})
 		}
 	}
+	if q.Candidates {
+		q.candidates = map[string][]Scored{"lexical": scoredList(lexMsgs), "semantic": scoredList(semMsgs)}
+	}
 	return fusedOrder(q.fuse(lexMsgs, semMsgs), func(id int64) bool { return hit[id] }, q.exact()), nil
+}
+
+func scoredList(cs []candidate) []Scored {
+	out := make([]Scored, len(cs))
+	for i, c := range cs {
+		out[i] = Scored{c.id, c.score}
+	}
+	return out
 }
 
 // fusedOrder ranks the fused IDs, best first, ties by ID; for an exact

@@ -107,6 +107,9 @@ type Request struct {
 	Named []int64
 	// RankedMessages asks for the full ranked message list (evaluation).
 	RankedMessages bool
+	// Candidates asks hybrid for the message lists it fused, with each
+	// retriever's scores (evaluation: fusions are compared on them).
+	Candidates bool
 }
 
 // Validate checks the request's bounds and fills defaults.
@@ -179,5 +182,15 @@ type Response struct {
 	NoConfidentResults bool
 	// RankedMessages is the whole ranked message list, when asked.
 	RankedMessages []int64
+	// Candidates are hybrid's lexical and semantic message lists, best
+	// first, and Kind how it read the query, when asked.
+	Candidates     map[string][]Scored
+	Kind           QueryKind
 	QueryEmbedTime time.Duration
+}
+
+// Scored is a message with a retriever's score.
+type Scored struct {
+	ID    int64   `json:"id"`
+	Score float64 `json:"score"`
 }
