@@ -262,9 +262,9 @@ func (db *DB) Messages(ctx context.Context, ids []int64) (map[int64]StoredMessag
 // that have one).
 func (db *DB) MessageVectors(ctx context.Context, ids []int64, dim int) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
-	keep := func(id int64, v []float32) { out[id] = append([]float32(nil), v...) }
+	keep := func(id int64, _ int, v []float32) { out[id] = append([]float32(nil), v...) }
 	err := inChunks(ids, func(chunk []any) error {
-		return db.eachVector(ctx, make([]float32, dim), keep, `SELECT message_id, vector FROM message_vectors
+		return db.eachVector(ctx, make([]float32, dim), keep, `SELECT message_id, 0, vector FROM message_vectors
 			WHERE vector IS NOT NULL AND message_id IN (`+marks(len(chunk))+`)`, chunk...)
 	})
 	return out, err

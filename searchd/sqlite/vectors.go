@@ -288,42 +288,21 @@ func (db *DB) SegmentVectors(ctx context.Context, ids []int64, dim int, fn func(
 
 func (db *DB) segmentVectors(ctx context.Context, dim int, fn func(id int64, first int, vec []float32), where string, args []any) error {
 	vec := make([]float32, dim)
-	err := db.eachWindow(ctx, vec, fn, `SELECT v.segment_id, 0, v.vector FROM segment_vectors v
+	err := db.eachVector(ctx, vec, fn, `SELECT v.segment_id, 0, v.vector FROM segment_vectors v
 		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
 		WHERE v.vector IS NOT NULL`+where+` ORDER BY v.segment_id`, args...)
 	if err != nil {
 		return err
 	}
-	return db.eachWindow(ctx, vec, fn, `SELECT v.segment_id, w.first_message, w.vector FROM segment_vectors v
+	return db.eachVector(ctx, vec, fn, `SELECT v.segment_id, w.first_message, w.vector FROM segment_vectors v
 		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
 		JOIN segment_windows w ON w.segment_id = v.segment_id
 		WHERE v.vector IS NOT NULL`+where+` ORDER BY v.segment_id, w.window`, args...)
 }
 
-// eachVector runs a query of (id, vector) rows and decodes each vector
-// into vec before calling fn.
-func (db *DB) eachVector(ctx context.Context, vec []float32, fn func(int64, []float32), q string, args ...any) error {
-	rows, err := db.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			return err
-		}
-		if err := decodeInto(vec, b); err != nil {
-			return fmt.Errorf("vector of %d: %w", id, err)
-		}
-		fn(id, vec)
-	}
-	return rows.Err()
-}
-
-// eachWindow is eachVector over (id, window start, vector) rows.
-func (db *DB) eachWindow(ctx context.Context, vec []float32, fn func(int64, int, []float32), q string, args ...any) error {
+// eachVector runs a query of (id, window start, vector) rows and decodes
+// each vector into vec before calling fn.
+func (db *DB) eachVector(ctx context.Context, vec []float32, fn func(int64, int, []float32), q string, args ...any) error {
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
