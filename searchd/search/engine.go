@@ -47,7 +47,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	offset := cur.Offset
 	resp := &Response{Mode: req.Mode}
-	q := &query{Request: req, svc: s, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
+	q := &query{Request: req, svc: s, version: version, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
 	if s.Config.AuthorBoost > 0 {
 		if err := q.resolveNames(ctx); err != nil {
 			return nil, err
@@ -95,15 +95,19 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	resp.Results = ranked[offset:end]
-	return resp, q.decorate(ctx, resp.Results)
+	err = q.decorate(ctx, resp.Results)
+	resp.EmbeddedMessages = q.embedded
+	return resp, err
 }
 
 // query is one search in progress.
 type query struct {
 	Request
-	svc   *Service
-	vec   []float32
-	terms []lexical.Term
+	svc *Service
+	// version is the index version the search started at.
+	version int64
+	vec     []float32
+	terms   []lexical.Term
 	// text is the query without the names of people it mentions; named
 	// are those people.
 	text  string
@@ -112,6 +116,8 @@ type query struct {
 	lex, sem []Result
 	// within caches per-segment message rankings.
 	within map[int64]*withinSegment
+	// embedded counts message texts embedded on the fly.
+	embedded int
 }
 
 // keywordAlternatives are "contains one of the keywords (or their
@@ -243,7 +249,7 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 // allowed returns the segments the filters (and, if with, the keywords)
 // admit; nil admits all.
 func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool, bool, error) {
-	a, err := q.svc.DB.SegmentsMatching(ctx, "", q.Filter)
+	a, err := q.svc.segmentsMatching(ctx, q.version, "", q.Filter)
 	if err != nil || !withKeywords {
 		return a, false, err
 	}
@@ -251,7 +257,7 @@ func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool,
 	if kw == "" {
 		return a, false, nil
 	}
-	b, err := q.svc.DB.SegmentsMatching(ctx, kw, q.Filter)
+	b, err := q.svc.segmentsMatching(ctx, q.version, kw, q.Filter)
 	if err != nil {
 		return nil, false, err
 	}
@@ -569,6 +575,7 @@ func (q *query) embedMissing(ctx context.Context, msgs map[int64][]sqlite.Stored
 	if err != nil {
 		return
 	}
+	q.embedded += len(out)
 	for i, v := range out {
 		vecs[ids[i]] = v
 	}

@@ -85,6 +85,8 @@ type Service struct {
 	// otherwise FTS5 does.
 	Keywords *index.Keywords
 	Config   Config
+
+	filters filterCache
 }
 
 // Limits of a request.
@@ -181,4 +183,7 @@ type Response struct {
 	// RankedMessages is the whole ranked message list, when asked.
 	RankedMessages []int64
 	QueryEmbedTime time.Duration
+	// EmbeddedMessages counts the message texts embedded on the fly
+	// (no stored vector yet) to rescore this query.
+	EmbeddedMessages int
 }

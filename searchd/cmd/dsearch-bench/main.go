@@ -18,6 +18,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +60,31 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed searches here")
 	only := flag.String("mode", "", "time only this mode")
 	flag.BoolVar(&verbose, "v", false, "print each query's latency")
+	load := flag.String("load", "", "load mode: comma-separated client counts (1,8,50) against `searchd serve` over its socket (needs --model)")
+	searchdBin := flag.String("searchd", "bin/searchd", "load mode: the searchd binary")
+	duration := flag.Duration("duration", 15*time.Second, "load mode: length of each phase")
+	importN := flag.Int("import", 20000, "load mode: messages of the import run beside the clients in a second round (0: none)")
 	flag.Parse()
+	if *load != "" {
+		o := loadOptions{searchd: *searchdBin, data: *data, model: *model, duration: *duration, importN: *importN}
+		for _, f := range strings.Split(*load, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				fmt.Fprintln(os.Stderr, "dsearch-bench: --load wants client counts, like 1,8,50")
+				os.Exit(2)
+			}
+			o.clients = append(o.clients, n)
+		}
+		if *model == "" {
+			fmt.Fprintln(os.Stderr, "dsearch-bench: --load needs --model")
+			os.Exit(2)
+		}
+		if err := runLoad(o); err != nil {
+			fmt.Fprintln(os.Stderr, "dsearch-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	onlyMode = search.Mode(*only)
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
