@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"dsearch/searchd/embed"
@@ -114,11 +113,13 @@ func runLoad(o loadOptions) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	exited := make(chan struct{})
+	go func() { srv.Wait(); close(exited) }()
 	defer func() {
 		srv.Process.Signal(os.Interrupt)
-		srv.Wait()
+		<-exited
 	}()
-	if err := waitReady(ctx, sock, srv.Process.Pid); err != nil {
+	if err := waitReady(ctx, sock, exited); err != nil {
 		return err
 	}
 	fmt.Printf("searchd ready: %d MiB resident\n", rss(srv.Process.Pid)>>20)
@@ -270,11 +271,13 @@ func report(label string, res []sampleResult, wall time.Duration, cores float64)
 
 // waitReady waits for the socket to answer and the keyword index to load
 // (until then keyword search runs on FTS5, which is not what is timed).
-func waitReady(ctx context.Context, sock string, pid int) error {
+func waitReady(ctx context.Context, sock string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil {
+		select {
+		case <-exited:
 			return errors.New("searchd exited")
+		default:
 		}
 		if m, err := metric(ctx, sock, "dsearch_keyword_index_messages"); err == nil && m > 0 {
 			if b, err := metric(ctx, sock, "dsearch_embedding_backlog_messages"); err == nil && b == 0 {
