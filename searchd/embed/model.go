@@ -302,10 +302,17 @@ func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) 
 	}
 	tokens := func(i int) int { return len(inputs[order[i]].TokenIDs) }
 	sort.SliceStable(order, func(a, b int) bool { return tokens(a) < tokens(b) })
+	background := ctx.Value(backgroundKey{}) != nil && m.backend == ORT
+	budget := attentionBudget
+	if background {
+		// Its batches run a core each at once: together they keep to
+		// one batch's memory (ONNX Runtime's arena keeps each one's peak).
+		budget /= runtime.GOMAXPROCS(0)
+	}
 	var batches [][]int // indexes into texts
 	for start := 0; start < len(order); {
 		end := start + 1
-		for end < len(order) && end-start < maxBatch && (end-start+1)*tokens(end)*tokens(end) <= attentionBudget {
+		for end < len(order) && end-start < maxBatch && (end-start+1)*tokens(end)*tokens(end) <= budget {
 			end++ // tokens(end) is the batch's longest: sorted
 		}
 		batches = append(batches, order[start:end])
@@ -324,7 +331,7 @@ func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) 
 		}
 		return err
 	}
-	if ctx.Value(backgroundKey{}) != nil && m.backend == ORT {
+	if background {
 		if err := m.inBackground(ctx, batches, infer); err != nil {
 			return nil, err
 		}

@@ -125,8 +125,14 @@ func runLoad(o loadOptions) error {
 	fmt.Printf("searchd ready: %d MiB resident\n", rss(srv.Process.Pid)>>20)
 
 	qs := loadQueries()
-	fmt.Printf("\n%d searches (%d queries × 4 modes, a quarter of them filtered), clients interleaving modes, %s per phase\n",
-		len(qs), len(queries), o.duration)
+	filtered := 0
+	for _, v := range qs {
+		if filterName(v) != "none" {
+			filtered++
+		}
+	}
+	fmt.Printf("\n%d searches (%d queries × 4 modes, %d of them filtered by channel, author or time), each client going through them in its own order, %s per phase\n",
+		len(qs), len(queries), filtered, o.duration)
 	phases := []bool{false}
 	if importDir != "" {
 		phases = append(phases, true)
