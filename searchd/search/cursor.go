@@ -12,14 +12,27 @@ import (
 )
 
 // Cursor is what every cursor holds: the index version it was made at, a
-// fingerprint of what it may be reused with, and an offset. Clients see
-// cursors as opaque strings (base64 of JSON). A caller may embed Cursor in
-// a larger struct to carry more: the question pipeline carries its plan.
+// fingerprint of what it may be reused with, an offset, and the segments
+// already shown. Clients see cursors as opaque strings (base64 of JSON). A
+// caller may embed Cursor in a larger struct to carry more: the question
+// pipeline carries its plan.
+//
+// The index version counts changes to messages (new, edited, deleted),
+// which a reader would notice; it does not move when the embedding job
+// writes vectors, which on a new server runs for hours. New vectors can
+// still move results up or down, so a page skips the segments shown
+// before instead of trusting positions: nothing is shown twice, nothing
+// that was there is skipped.
 type Cursor struct {
-	Version     int64  `json:"v"`
-	Fingerprint string `json:"f"`
-	Offset      int    `json:"o"`
+	Version     int64   `json:"v"`
+	Fingerprint string  `json:"f"`
+	Offset      int     `json:"o"`
+	Shown       []int64 `json:"shown,omitempty"` // segment IDs of the pages before, up to MaxShown
 }
+
+// MaxShown caps the segments a cursor lists (ten full pages); later pages
+// follow the offset alone.
+const MaxShown = 10 * MaxLimit
 
 // Head returns the common part of a cursor (and of any struct embedding it).
 func (c *Cursor) Head() *Cursor { return c }
@@ -40,12 +53,42 @@ func DecodeCursor(s string, c interface{ Head() *Cursor }, version int64, finger
 	switch h := c.Head(); {
 	case h.Fingerprint != fingerprint:
 		return errors.New("cursor belongs to a different query or filter; start again without it")
-	case h.Version != version:
-		return errors.New("new messages arrived since this cursor was made; start again without it")
-	case h.Offset <= 0:
+	case h.Offset <= 0 || len(h.Shown) > min(h.Offset, MaxShown):
 		return fmt.Errorf("cursor offset %d is out of range", h.Offset)
+	case h.Version < version:
+		return fmt.Errorf("messages were added, edited or deleted since this cursor was made (%d changes); start again without it", version-h.Version)
+	case h.Version != version:
+		return errors.New("the database was replaced since this cursor was made; start again without it")
 	}
 	return nil
+}
+
+// Page returns the page of ranked that follows what c has shown, and
+// advances c past it; more reports whether results remain after it. With
+// a zero Cursor it is the first page.
+func (c *Cursor) Page(ranked []Result, limit int) (page []Result, more bool, err error) {
+	shown := make(map[int64]bool, len(c.Shown))
+	for _, id := range c.Shown {
+		shown[id] = true
+	}
+	rest := make([]Result, 0, len(ranked))
+	for _, r := range ranked {
+		if !shown[r.SegmentID] {
+			rest = append(rest, r)
+		}
+	}
+	skip := c.Offset - len(c.Shown) // shown past MaxShown: by position
+	if c.Offset > 0 && skip >= len(rest) {
+		return nil, false, fmt.Errorf("cursor offset %d is past the last of %d results", c.Offset, len(ranked))
+	}
+	page = rest[skip:min(skip+limit, len(rest))]
+	for _, r := range page {
+		if len(c.Shown) < MaxShown {
+			c.Shown = append(c.Shown, r.SegmentID)
+		}
+	}
+	c.Offset += len(page)
+	return page, skip+len(page) < len(rest), nil
 }
 
 // Fingerprint identifies what a cursor may be reused with: a hash of the

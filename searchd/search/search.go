@@ -46,10 +46,9 @@ func ParseMode(s string) (Mode, error) {
 // Config holds the engine's constants. The defaults are the blog's and
 // Slackquery's.
 type Config struct {
-	RRFK           float64 // 60
 	Window         int     // candidates per retriever for fusion: 100
-	LexicalWeight  float64 // 1
-	SemanticWeight float64 // 1
+	LexicalWeight  float64 // hybrid: weight of the lexical z-scores, 1
+	SemanticWeight float64 // hybrid: weight of the semantic z-scores, 1
 	Pool           int     // segments rescored: 40
 	RescoreLimit   int     // messages rescored per segment: 80
 	FullChars      int     // a message this long gets full weight: 12
@@ -71,7 +70,7 @@ type Config struct {
 
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
-	return Config{RRFK: 60, Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
+	return Config{Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
 }
 
@@ -110,6 +109,9 @@ type Request struct {
 	Named []int64
 	// RankedMessages asks for the full ranked message list (evaluation).
 	RankedMessages bool
+	// Candidates asks hybrid for the message lists it fused, with each
+	// retriever's scores (evaluation: fusions are compared on them).
+	Candidates bool
 }
 
 // Validate checks the request's bounds and fills defaults.
@@ -182,8 +184,18 @@ type Response struct {
 	NoConfidentResults bool
 	// RankedMessages is the whole ranked message list, when asked.
 	RankedMessages []int64
+	// Candidates are hybrid's lexical and semantic message lists, best
+	// first, and Kind how it read the query, when asked.
+	Candidates     map[string][]Scored
+	Kind           QueryKind
 	QueryEmbedTime time.Duration
 	// EmbeddedMessages counts the message texts embedded on the fly
 	// (no stored vector yet) to rescore this query.
 	EmbeddedMessages int
+}
+
+// Scored is a message with a retriever's score.
+type Scored struct {
+	ID    int64   `json:"id"`
+	Score float64 `json:"score"`
 }

@@ -246,13 +246,13 @@ func TestCursor(t *testing.T) {
 	bad("other filter", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor, Filter: sqlite.Filter{Authors: []int64{bob}}}, "different query")
 	bad("malformed", Request{Query: "the", Mode: Lexical, Cursor: "not a cursor!"}, "invalid cursor")
 	version, _ := s.DB.IndexVersion(ctx)
-	bad("past the end", Request{Query: "the", Mode: Lexical, Cursor: EncodeCursor(Cursor{version, fingerprint(&Request{Query: "the", Mode: Lexical}), 500})}, "past the last")
-	bad("zero offset", Request{Query: "the", Mode: Lexical, Cursor: EncodeCursor(Cursor{version, fingerprint(&Request{Query: "the", Mode: Lexical}), 0})}, "out of range")
+	bad("past the end", Request{Query: "the", Mode: Lexical, Cursor: EncodeCursor(Cursor{Version: version, Fingerprint: fingerprint(&Request{Query: "the", Mode: Lexical}), Offset: 500})}, "past the last")
+	bad("zero offset", Request{Query: "the", Mode: Lexical, Cursor: EncodeCursor(Cursor{Version: version, Fingerprint: fingerprint(&Request{Query: "the", Mode: Lexical}), Offset: 0})}, "out of range")
 	// New data invalidates every cursor.
 	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{m(11, general, bob, 50*time.Hour, "the end")}}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	bad("new data", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor}, "new messages arrived")
+	bad("new data", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor}, "messages were added, edited or deleted since this cursor was made (1 changes)")
 }
 
 func TestLimits(t *testing.T) {
@@ -368,5 +368,74 @@ func testOneSyllableKorean(t *testing.T, s *Service) {
 	resp := run(t, s, Request{Query: "집", Mode: Lexical, RankedMessages: true})
 	if !slices.Contains(resp.RankedMessages, 30) {
 		t.Errorf("집 did not find 집에: %v", resp.RankedMessages)
+	}
+}
+
+// A cursor outlives the embedding job: on a new server it writes vectors
+// for hours, and new vectors are not new messages.
+func TestCursorOutlivesEmbedding(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	if _, err := db.Apply(ctx, &searchd.Batch{Messages: corpus}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{DB: db, Config: DefaultConfig()}
+	req := Request{Query: "the", Mode: Lexical, Limit: 2}
+	p1 := run(t, s, req)
+	dir := t.TempDir()
+	if err := embedtest.Write(dir, embedtest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	model, err := embed.Load(dir, embed.Options{Backend: embed.Go})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	job := &index.Job{DB: db, Embedder: model, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := job.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := db.EmbeddingCounts(ctx); err != nil || c.SegmentsDone == 0 {
+		t.Fatalf("the job embedded nothing: %+v %v", c, err)
+	}
+	req.Cursor = p1.NextCursor
+	p2 := run(t, s, req)
+	for _, r := range p2.Results {
+		if r.SegmentID == p1.Results[0].SegmentID || r.SegmentID == p1.Results[1].SegmentID {
+			t.Errorf("page 2 repeats segment %d of page 1", r.SegmentID)
+		}
+	}
+}
+
+// A later page skips what earlier pages showed, so results that moved
+// (new vectors rank segments anew) are neither repeated nor skipped.
+func TestCursorPageSkipsShown(t *testing.T) {
+	results := func(ids ...int64) []Result {
+		out := make([]Result, len(ids))
+		for i, id := range ids {
+			out[i].SegmentID = id
+		}
+		return out
+	}
+	ids := func(rs []Result) []int64 {
+		var out []int64
+		for _, r := range rs {
+			out = append(out, r.SegmentID)
+		}
+		return out
+	}
+	var c Cursor
+	p1, more, err := c.Page(results(1, 2, 3, 4, 5), 2)
+	if err != nil || !more || !slices.Equal(ids(p1), []int64{1, 2}) {
+		t.Fatalf("page 1: %v %v %v", ids(p1), more, err)
+	}
+	// Between pages 3 rose to the top and 6 appeared.
+	p2, more, err := c.Page(results(3, 1, 6, 2, 4, 5), 2)
+	if err != nil || !more || !slices.Equal(ids(p2), []int64{3, 6}) {
+		t.Errorf("page 2: %v %v %v, want [3 6]", ids(p2), more, err)
+	}
+	p3, more, err := c.Page(results(3, 1, 6, 2, 4, 5), 2)
+	if err != nil || more || !slices.Equal(ids(p3), []int64{4, 5}) {
+		t.Errorf("page 3: %v %v %v, want [4 5], the last", ids(p3), more, err)
 	}
 }

@@ -132,9 +132,12 @@ func parseRange(since, until string) (int64, int64, error) {
 	if err != nil {
 		return 0, 0, errorf(http.StatusBadRequest, "since: %v", err)
 	}
-	u, err := parseTime(until)
+	u, err := parseUntil(until)
 	if err != nil {
 		return 0, 0, errorf(http.StatusBadRequest, "until: %v", err)
+	}
+	if s != 0 && u != 0 && s > u {
+		return 0, 0, errorf(http.StatusBadRequest, "since is after until")
 	}
 	return s, u, nil
 }

@@ -35,7 +35,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			Segments: c.Segments, SegmentsEmbedded: c.SegmentsDone, SegmentsTooShort: c.SegmentsTooShort,
 			Messages: c.Messages, MessagesEmbedded: c.MessagesDone, MessagesTooShort: c.MessagesTooShort,
 			VectorsInMemory: e.Matrix.Len(), SegmentsPerSecond: js.SegmentsPerSec, MessagesPerSecond: js.MsgsPerS,
-			LastError: js.LastError}
+			ETASeconds: js.ETA.Seconds(), Elsewhere: js.Elsewhere, LastError: js.LastError}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -82,11 +82,14 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted, "truncated", res.Truncated)
+	if res.Conflicts > 0 {
+		s.Log.Warn("messages refused: their IDs are stored in another channel", "count", res.Conflicts, "ids", res.ConflictIDs)
+	}
 	if s.Embedding != nil && res.Inserted+res.Updated+res.Deleted > 0 {
 		s.Embedding.Job.Kick()
 	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
-		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated})
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated, Conflicts: res.Conflicts})
 }
 
 // toBatch validates a request batch and converts it.

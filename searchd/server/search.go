@@ -100,7 +100,7 @@ func ParseSearch(v url.Values) (*search.Request, error) {
 	if req.Filter.Since, err = parseTime(v.Get("since")); err != nil {
 		return nil, fmt.Errorf("since: %w", err)
 	}
-	if req.Filter.Until, err = parseTime(v.Get("until")); err != nil {
+	if req.Filter.Until, err = parseUntil(v.Get("until")); err != nil {
 		return nil, fmt.Errorf("until: %w", err)
 	}
 	if l := v.Get("limit"); l != "" {
@@ -127,19 +127,29 @@ func ids(ss []string) ([]int64, error) {
 	return out, nil
 }
 
-// parseTime reads Unix microseconds or RFC 3339 (a date alone means its
-// start, UTC).
-func parseTime(s string) (int64, error) {
+// parseTime reads a since bound: Unix microseconds or RFC 3339 (a date
+// alone means its start, UTC).
+func parseTime(s string) (int64, error) { return parseBound(s, false) }
+
+// parseUntil reads an until bound. Bounds are inclusive, so a date alone
+// means its last microsecond: until=D takes in all of day D.
+func parseUntil(s string) (int64, error) { return parseBound(s, true) }
+
+func parseBound(s string, until bool) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
 	if us, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return us, nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UnixMicro(), nil
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixMicro(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		if until {
+			t = t.AddDate(0, 0, 1).Add(-time.Microsecond)
 		}
+		return t.UnixMicro(), nil
 	}
 	return 0, fmt.Errorf("%q is neither Unix microseconds nor RFC 3339", s)
 }

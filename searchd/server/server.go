@@ -82,6 +82,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if jc, ok := c.(*jsonConn); ok {
+				c = jc.Conn
+			}
 			uid, err := socket.PeerUID(c)
 			if err != nil {
 				uid = -1
@@ -90,7 +93,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		},
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(jsonListener{ln}) }()
 	select {
 	case err := <-errc:
 		return err

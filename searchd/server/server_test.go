@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,11 +34,20 @@ import (
 
 // TestMain doubles as a client process for the peer-UID test: run with
 // DSEARCH_PEER_CLIENT set, the test binary calls /v1/healthz on that
-// socket and prints the outcome.
+// socket, once plainly (the server's check) and once through the shared
+// client (the client's own checks), and prints the outcomes.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("DSEARCH_PEER_CLIENT"); path != "" {
+		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}}
+		status := "error"
+		if resp, err := hc.Get("http://searchd.sock/v1/healthz"); err == nil {
+			status = resp.Status
+			resp.Body.Close()
+		}
 		_, err := client.New(path).Health(context.Background())
-		fmt.Printf("uid %d: %v\n", os.Getuid(), err)
+		fmt.Printf("uid %d: server says %s; client: %v\n", os.Getuid(), status, err)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -371,10 +382,13 @@ func TestPeerOfAnotherUIDRefused(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := run(65534); !strings.Contains(out, "peer uid 65534 is not allowed (HTTP 403)") {
+	// The server refuses nobody; nobody's client refuses a daemon in a
+	// directory nobody does not own, which our client, too, finds open.
+	if out := run(65534); !strings.Contains(out, "server says 403 Forbidden") ||
+		!strings.Contains(out, "refusing to talk to searchd") || !strings.Contains(out, "owned by uid 0, not by us (uid 65534)") {
 		t.Errorf("as nobody: %q", out)
 	}
-	if out := run(0); !strings.Contains(out, "uid 0: <nil>") {
+	if out := run(0); !strings.Contains(out, "server says 200 OK") || !strings.Contains(out, "must not be group or world accessible") {
 		t.Errorf("as ourselves: %q", out)
 	}
 }
@@ -410,5 +424,71 @@ func TestNoMessageTextInLogs(t *testing.T) {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the log holds %s:\n%s", secret, logs.String())
 		}
+	}
+}
+
+// Bounds are inclusive: a date alone as until takes in that whole day,
+// so since=D&until=D finds D's messages, in search and in catch-up; and
+// catch-up, like search, refuses since after until.
+func TestDateBoundsInclusive(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	day := "2025-01-13" // the sample's boiler conversation (07:30 KST on the 14th)
+	resp, err := f.c.Search(ctx, url.Values{"q": {"보일러"}, "mode": {"lexical"}, "since": {day}, "until": {day}})
+	if err != nil || len(resp.Results) == 0 {
+		t.Errorf("search since=until=%s: %+v, %v", day, resp, err)
+	}
+	svc := &search.Service{DB: f.db, Config: search.DefaultConfig()}
+	srv := &server.Server{DB: f.db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Search: svc,
+		Answer: &answer.Service{DB: f.db, Search: svc, Config: answer.DefaultConfig()}}
+	catchup := func(since, until string) (int, api.CatchupResponse, string) {
+		body := fmt.Sprintf(`{"channel":%q,"since":%q,"until":%q}`, sample.GeneralID, since, until)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/v1/catchup", strings.NewReader(body)))
+		var out api.CatchupResponse
+		json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec.Code, out, rec.Body.String()
+	}
+	if code, out, body := catchup(day, day); code != 200 || len(out.Conversations) == 0 {
+		t.Errorf("catch-up since=until=%s: %d %s", day, code, body)
+	}
+	if code, _, body := catchup("2025-02-01", "2025-01-01"); code != 400 || !strings.Contains(body, "since is after until") {
+		t.Errorf("catch-up since after until: %d %s", code, body)
+	}
+}
+
+// Errors net/http answers before any handler runs are JSON too: a URL
+// over the header limit (431), a malformed request (400).
+func TestServerErrorsAreJSON(t *testing.T) {
+	f := newFixture(t)
+	resp, err := f.http.Get("http://searchd.sock/v1/search?q=" + strings.Repeat("a", 2<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") != "application/json" ||
+		!strings.Contains(string(b), `"error":"request line and headers over`) {
+		t.Errorf("2 MB URL: %d %q %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	// A malformed Host header, sent by hand (Go's client would not).
+	c, err := net.Dial("unix", f.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /v1/healthz HTTP/1.1\r\nHost: a b\r\n\r\n")
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	var e api.Error
+	if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &e) != nil || e.Message == "" {
+		t.Errorf("malformed request: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	// The connection still works for everything else.
+	if _, err := f.c.Health(context.Background()); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,7 +1,8 @@
 // Package socket listens on a Unix domain socket inside a private
 // directory. The 0700 directory is the real access control: it works on
 // every OS, including those that ignore a socket file's own mode. The
-// peer's UID is checked again on each connection (see PeerUID).
+// peer's UID is checked again on each connection (see PeerUID). The
+// rules live in shared/safesock, where clients apply them too.
 package socket
 
 import (
@@ -10,8 +11,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"dsearch/shared/safesock"
 )
 
 // MaxPathLen is the longest socket path we accept: sun_path is 108 bytes
@@ -28,27 +30,9 @@ func PrepareDir(dir string) error {
 	return CheckDir(dir)
 }
 
-// CheckDir reports why dir is unsafe for the socket, or nil.
-func CheckDir(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("socket directory: %w", err)
-	}
-	if fi.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("socket directory %s is a symlink; refusing to use it", dir)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("socket directory %s is not a directory", dir)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("socket directory %s is owned by uid %d, not by us (uid %d)", dir, st.Uid, os.Geteuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("socket directory %s has mode %#o; it must not be group or world accessible (chmod 700 %s)", dir, perm, dir)
-	}
-	return nil
-}
+// CheckDir reports why dir is unsafe for the socket, or nil: the rules
+// clients apply too (safesock).
+func CheckDir(dir string) error { return safesock.Ours().CheckDir(dir) }
 
 // ErrInUse means a live daemon already answers on the socket.
 var ErrInUse = errors.New("already in use")
@@ -90,19 +74,4 @@ func Listen(path string) (net.Listener, error) {
 
 // PeerUID returns the UID of the process at the other end of a Unix
 // socket connection.
-func PeerUID(c net.Conn) (int, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return -1, fmt.Errorf("not a unix socket connection: %T", c)
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	uid := -1
-	var serr error
-	if err := raw.Control(func(fd uintptr) { uid, serr = peerUID(int(fd)) }); err != nil {
-		return -1, err
-	}
-	return uid, serr
-}
+func PeerUID(c net.Conn) (int, error) { return safesock.PeerUID(c) }

@@ -39,8 +39,17 @@ func TestDirRefusals(t *testing.T) {
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o600)
 
+	// A private directory under one anyone may write to: another user
+	// could rename it away and put theirs in its place.
+	shared := filepath.Join(base, "shared")
+	os.Mkdir(shared, 0o700)
+	os.Chmod(shared, 0o777)
+	underShared := filepath.Join(shared, "run")
+	os.Mkdir(underShared, 0o700)
+
 	tests := []struct{ dir, want string }{
 		{open, "must not be group or world accessible"},
+		{underShared, "others could replace it"},
 		{link, "is a symlink"},
 		{file, "not a directory"},
 	}

@@ -240,7 +240,8 @@ func TestDelete(t *testing.T) {
 }
 
 // Messages that arrive out of order (an older export imported after a newer
-// one) join the conversation running at their time.
+// one) are segmented as an in-order import would (see also
+// TestSegmentationIgnoresArrivalOrder).
 func TestOutOfOrder(t *testing.T) {
 	db := openTest(t)
 	apply(t, db, msg(10, 10*time.Hour, 0), msg(11, 10*time.Hour+time.Minute, 0))
@@ -314,5 +315,34 @@ func TestOpenPermissionsAndMigrations(t *testing.T) {
 	}
 	if ok, err := db.QuickCheck(ctx); err != nil || ok != "ok" {
 		t.Errorf("quick_check: %q, %v", ok, err)
+	}
+}
+
+// The same message ID in another channel's export is refused and counted:
+// the stored message keeps its text and channel, since moving text across
+// channels would show it to readers of the other channel.
+func TestSameIDInAnotherChannel(t *testing.T) {
+	db := openTest(t)
+	first := msg(1, 0, 0)
+	first.Content = "first channel's text"
+	apply(t, db, first)
+	other := msg(1, time.Minute, 0)
+	other.ChannelID, other.Content = 200, "second channel's text"
+	res := apply(t, db, other)
+	if res.Conflicts != 1 || res.Updated != 0 || res.Inserted != 0 || !reflect.DeepEqual(res.ConflictIDs, []int64{1}) {
+		t.Errorf("result %+v, want one conflict, id 1", res)
+	}
+	var channel int64
+	var content string
+	if err := db.db.QueryRow(`SELECT channel_id, content FROM messages WHERE id = 1`).Scan(&channel, &content); err != nil {
+		t.Fatal(err)
+	}
+	if channel != 100 || content != first.Content {
+		t.Errorf("stored message is in channel %d with %q, want channel 100's", channel, content)
+	}
+	// The same channel still takes an edit.
+	first.Content, first.EditedAt = "edited", t0.Add(time.Hour).UnixMicro()
+	if res := apply(t, db, first); res.Updated != 1 || res.Conflicts != 0 {
+		t.Errorf("edit: %+v", res)
 	}
 }

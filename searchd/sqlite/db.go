@@ -41,11 +41,11 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the database in dir and applies pending
-// migrations. dir is created 0700 and the database file 0600: messages are
-// private.
+// migrations. dir is created 0700 (an existing one open to others is
+// refused) and the database file 0600: messages are private.
 func Open(ctx context.Context, dir string) (*DB, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	if err := prepareDir(dir); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, FileName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -123,7 +123,8 @@ func (db *DB) fillKeywordIndex(ctx context.Context) error {
 	})
 }
 
-// IndexVersion grows with every change to messages or vectors.
+// IndexVersion grows with every change to messages (new, edited, deleted,
+// forgotten) and with a reindex; writing vectors leaves it alone.
 func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
 	v, err := db.Meta(ctx, "index_version")
 	if err != nil {

@@ -5,22 +5,62 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"dsearch/searchd"
 	"dsearch/searchd/segment"
 )
 
 // Backup writes a consistent copy of the live database to path (which
-// must not exist), with VACUUM INTO: readers and writers may go on.
-func (db *DB) Backup(ctx context.Context, path string) error {
-	if _, err := os.Stat(path); err == nil {
+// must not exist), with VACUUM INTO: readers and writers may go on. The
+// copy is written to a temporary file beside path, synced, and renamed:
+// a full disk or a crash leaves no partial backup under path's name, and
+// a symlink at path (even a dangling one) is refused, never followed.
+func (db *DB) Backup(ctx context.Context, path string) (err error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("backup: %s is a symlink; refusing to write through it", path)
+		}
 		return fmt.Errorf("backup: %s exists; choose a new file", path)
-	}
-	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("backup: %w", err)
 	}
-	return os.Chmod(path, 0o600)
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	tmp := f.Name()
+	f.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+			os.Remove(tmp + "-journal")
+		}
+	}()
+	// VACUUM INTO accepts an empty file; CreateTemp made it 0600.
+	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	return syncFile(dir)
+}
+
+// syncFile flushes a file, or a directory's entries, to disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // ForgetFilter selects what Forget deletes; at least one field is set.

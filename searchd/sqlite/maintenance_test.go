@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +28,7 @@ func TestBackupRestores(t *testing.T) {
 		t.Error("backup over an existing file succeeded")
 	}
 	// "Restore": open the copy as a data directory of its own.
+	os.Chmod(filepath.Dir(path), 0o700)
 	restored, err := Open(ctx, filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +40,54 @@ func TestBackupRestores(t *testing.T) {
 	}
 	if ok, _ := restored.QuickCheck(ctx); ok != "ok" {
 		t.Errorf("restored quick_check: %s", ok)
+	}
+}
+
+// A symlink at the destination, even a dangling one, is refused: the
+// backup must not land wherever it points.
+func TestBackupRefusesSymlink(t *testing.T) {
+	db := openTest(t)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.db")
+	link := filepath.Join(dir, "backup.db")
+	os.Symlink(target, link)
+	if err := db.Backup(context.Background(), link); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("backup through a dangling symlink: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "target.db")); err == nil {
+		t.Error("the backup followed the symlink")
+	}
+}
+
+// A backup that fails part-way (here: the disk "fills", as a file size
+// limit makes writes fail) leaves nothing: no partial file under the
+// backup's name, no temporary file beside it.
+func TestBackupFailsWhole(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	var msgs []searchd.Message
+	for i := int64(1); i <= 400; i++ {
+		m := msg(i, time.Duration(i)*time.Minute, 0)
+		m.Content = strings.Repeat("enough text to fill pages ", 10)
+		msgs = append(msgs, m)
+	}
+	apply(t, db, msgs...)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "backup.db")
+	restore := limitFileSize(t, 64<<10)
+	err := db.Backup(ctx, path)
+	restore()
+	if err == nil {
+		t.Fatal("backup past the size limit succeeded")
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("a failed backup left %v (%v)", left[0].Name(), err)
+	}
+	if err := db.Backup(ctx, path); err != nil {
+		t.Fatalf("backup with room: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 1 {
+		t.Errorf("a backup left %d files", len(left))
 	}
 }
 

@@ -138,7 +138,6 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 	var saved []SegmentVector
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		saved = saved[:0]
-		changed := false // what a search sees
 		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector, windowed)
 			SELECT id, revision, ?, 1 FROM segments WHERE id = ? AND revision = ?
 			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, vector = excluded.vector, windowed = 1`)
@@ -175,7 +174,6 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 			if n, _ := r.RowsAffected(); n == 0 {
 				continue // the segment changed since
 			}
-			changed = changed || !v.WindowsOnly || len(v.Windows) > 0
 			if _, err := clear.ExecContext(ctx, v.ID); err != nil {
 				return err
 			}
@@ -186,10 +184,9 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 			}
 			saved = append(saved, v)
 		}
-		if !changed {
-			return nil
-		}
-		return bumpIndexVersion(ctx, tx)
+		// No index version bump: new vectors are not new messages, and
+		// cursors must outlive the hours of a first embedding pass.
+		return nil
 	})
 	return saved, err
 }

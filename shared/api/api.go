@@ -103,7 +103,11 @@ type EmbeddingStats struct {
 	VectorsInMemory   int     `json:"vectors_in_memory"`
 	SegmentsPerSecond float64 `json:"segments_per_second"`
 	MessagesPerSecond float64 `json:"messages_per_second"`
-	LastError         string  `json:"last_error,omitempty"`
+	// ETASeconds estimates the rest of the running pass; Elsewhere names
+	// the process embedding this database instead (phase "waiting").
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
+	Elsewhere  string  `json:"embedding_elsewhere,omitempty"`
+	LastError  string  `json:"last_error,omitempty"`
 }
 
 // GapQuant is one quantile of the time between consecutive messages of a
@@ -222,6 +226,9 @@ type BatchResult struct {
 	// Truncated counts items whose texts were over the limits (limits.go)
 	// and were kept cut, not refused.
 	Truncated int `json:"truncated,omitempty"`
+	// Conflicts are messages refused because their ID is stored in
+	// another channel (the stored one is kept).
+	Conflicts int `json:"conflicts,omitempty"`
 }
 
 // Backfill is a channel's backfill checkpoint, kept by searchd for the

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"dsearch/shared/api"
+	"dsearch/shared/safesock"
 )
 
 // host is the fixed fake host every request names; the transport ignores
@@ -27,23 +29,28 @@ const host = "searchd.sock"
 type Client struct {
 	Socket string
 	http   *http.Client
+	// rules are what the socket must pass before anything is sent: the
+	// server's own (safesock), so that a look-alike daemon of another
+	// user, or one in a directory others can write, gets nothing.
+	rules safesock.Rules
 }
 
 // New returns a client for the daemon listening on socket.
 func New(socket string) *Client {
+	c := &Client{Socket: socket, rules: safesock.Ours()}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			if addr != host+":80" {
 				return nil, fmt.Errorf("client: refusing to dial %q", addr)
 			}
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
+			return c.rules.Dial(ctx, socket)
 		},
 		Proxy:           nil,
 		MaxIdleConns:    4,
 		IdleConnTimeout: 30 * time.Second,
 	}
-	return &Client{Socket: socket, http: &http.Client{Transport: tr}}
+	c.http = &http.Client{Transport: tr}
+	return c
 }
 
 // Health calls GET /v1/healthz.
@@ -127,6 +134,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.http.Do(req)
+	if ue := (*safesock.UnsafeError)(nil); errors.As(err, &ue) {
+		return fmt.Errorf("refusing to talk to searchd at %s: %w", c.Socket, ue)
+	}
 	if err != nil {
 		return fmt.Errorf("searchd is not reachable at %s: %w", c.Socket, err)
 	}

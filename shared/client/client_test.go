@@ -75,3 +75,49 @@ func TestIDJSON(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// A daemon the server's rules would not trust gets nothing: not its
+// directory's owner, not a peer of another user, not a socket in a
+// directory others may enter. Tests run as one user, so "another user"
+// is the client expecting another UID than the socket's.
+func TestRefusesUntrustedDaemon(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked int
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked++
+		w.Write([]byte(`{"ok":true}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	ctx := context.Background()
+
+	c := New(path)
+	c.rules.UID += 4242 // the daemon's directory and process are not this "user's"
+	if _, err := c.Health(ctx); err == nil || !strings.Contains(err.Error(), "refusing to talk to searchd at "+path) ||
+		!strings.Contains(err.Error(), "owned by uid") {
+		t.Errorf("another user's daemon: %v", err)
+	}
+	if _, err := c.PostMessages(ctx, &api.MessageBatch{}); err == nil {
+		t.Error("sent a batch to another user's daemon")
+	}
+	os.Chmod(dir, 0o755)
+	if _, err := New(path).Health(ctx); err == nil || !strings.Contains(err.Error(), "must not be group or world accessible") {
+		t.Errorf("open directory: %v", err)
+	}
+	if asked != 0 {
+		t.Errorf("the untrusted daemon was asked %d times", asked)
+	}
+	os.Chmod(dir, 0o700)
+	if _, err := New(path).Health(ctx); err != nil || asked != 1 {
+		t.Errorf("our own daemon: %v (asked %d)", err, asked)
+	}
+}

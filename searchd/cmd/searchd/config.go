@@ -17,6 +17,7 @@ import (
 
 	"dsearch/searchd/answer"
 	"dsearch/searchd/embed"
+	"dsearch/searchd/internal/privlog"
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
@@ -75,9 +76,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.EmbedThreads, "embed-threads", 0, "ONNX Runtime threads (0: one per core)")
 	c.Search = search.DefaultConfig()
 	fs.Float64Var(&c.Search.MinSimilarity, "min-similarity", -1, "drop semantic results below this cosine similarity and say nothing confident was found (0: off; -1: the model's calibrated floor, min_similarity in "+embed.ConfigFile+", for serve, off for eval)")
-	fs.Float64Var(&c.Search.RRFK, "rrf-k", c.Search.RRFK, "reciprocal rank fusion constant k")
-	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking")
-	fs.Float64Var(&c.Search.SemanticWeight, "semantic-weight", c.Search.SemanticWeight, "hybrid: weight of the semantic ranking")
+	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking's z-scores")
+	fs.Float64Var(&c.Search.SemanticWeight, "semantic-weight", c.Search.SemanticWeight, "hybrid: weight of the semantic ranking's z-scores")
 	fs.Float64Var(&c.Search.AuthorBoost, "author-boost", c.Search.AuthorBoost, "weight up messages by a person the query names, and take the name out of the query text (0: off)")
 	fs.Float64Var(&c.Search.SegmentWeight, "segment-weight", c.Search.SegmentWeight, "pipeline: final = w·segment + (1−w)·best message")
 	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
@@ -85,6 +85,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.OllamaModel, "ollama-model", "exaone3.5:7.8b", "Ollama model for query plans and summaries")
 	fs.BoolVar(&c.UseLLM, "llm", true, "use Ollama to plan and summarize (false: rule-based plans, results only)")
 	c.Answer = answer.DefaultConfig()
+	fs.Float64Var(&c.Answer.RRFK, "rrf-k", c.Answer.RRFK, "questions: reciprocal rank fusion constant k over a plan's subqueries")
 	fs.DurationVar(&c.Answer.PlanTimeout, "plan-timeout", c.Answer.PlanTimeout, "how long a query plan may take before rules plan instead")
 	fs.DurationVar(&c.Answer.SummaryTimeout, "summary-timeout", c.Answer.SummaryTimeout, "how long a summary may take before results come alone")
 	fs.StringVar(&c.Aliases, "aliases", "", `alias file: JSON like {"철수": ["910000000000000001"]} mapping names to user IDs`)
@@ -204,7 +205,7 @@ func (c *Config) SocketPath() string {
 }
 
 // Logger builds the process's one logger. Message text is never logged at
-// info level or above.
+// info level or above, not even inside an error (privlog).
 func (c *Config) Logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -213,9 +214,9 @@ func (c *Config) Logger(w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(c.LogFormat) {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(privlog.New(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(privlog.New(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", c.LogFormat)
 }

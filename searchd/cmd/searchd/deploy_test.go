@@ -44,6 +44,20 @@ func checkArgs(t *testing.T, file string, args []string) {
 	if cmd == nil {
 		t.Fatalf("%s: searchd has no subcommand %q", file, args[1])
 	}
+	args = args[1:]
+	for len(args) > 1 { // eval retrieval ...
+		var sub *ffcli.Command
+		for _, c := range cmd.Subcommands {
+			if c.Name == args[1] {
+				sub = c
+			}
+		}
+		if sub == nil {
+			break
+		}
+		cmd, args = sub, args[1:]
+	}
+	args = append([]string{"searchd"}, args...)
 	for _, a := range args[2:] {
 		if name, ok := strings.CutPrefix(a, "--"); ok {
 			if cmd.FlagSet.Lookup(name) == nil {
@@ -119,5 +133,37 @@ func TestSystemdUnits(t *testing.T) {
 		if strings.Contains(f, "bot") && (!strings.Contains(unit, "After=dsearch-searchd.service") || !strings.Contains(unit, "Restart=always")) {
 			t.Errorf("%s: the bot must start after searchd and ride out its restarts", f)
 		}
+	}
+}
+
+// The README's commands run as written: every searchd line names a real
+// subcommand and flags, and curl uses the socket searchd reports, not a
+// guess at $XDG_RUNTIME_DIR (unset on macOS and many Linux machines).
+func TestReadmeCommands(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "curl ") && strings.Contains(line, "XDG_RUNTIME_DIR") {
+			t.Errorf("README: curl guesses the socket: %s", line)
+		}
+		if i := strings.Index(line, "bin/searchd "); i >= 0 && (i == 0 || strings.HasPrefix(line[i-2:], "$(")) {
+			cmd, _, _ := strings.Cut(line[i:], "#")
+			cmd, _, _ = strings.Cut(cmd, ")")
+			args := strings.Fields(cmd)
+			for j, a := range args { // one quoted argument may hold spaces; flags never do
+				if strings.HasPrefix(a, "\"") || strings.HasPrefix(a, "'") {
+					args = args[:j]
+					break
+				}
+			}
+			checkArgs(t, "README.md", args)
+			n++
+		}
+	}
+	if n < 5 {
+		t.Fatalf("found %d searchd commands in the README; the test is not reading it", n)
 	}
 }

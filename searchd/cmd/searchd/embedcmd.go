@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -48,6 +49,20 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 		return err
 	}
 	defer db.Close()
+	// One process embeds a database at a time: a serve embedding it would
+	// do the same work, and a reindex must not drop vectors under it.
+	owner := fmt.Sprintf("searchd embed (pid %d)", os.Getpid())
+	if reindex {
+		owner = fmt.Sprintf("searchd reindex (pid %d)", os.Getpid())
+	}
+	held, err := db.AcquireLease(ctx, sqlite.LeaseEmbedding, owner, 5*time.Minute)
+	if err != nil {
+		return err
+	}
+	if held != nil {
+		return fmt.Errorf("%s is embedding this database (see `searchd status`); it finishes on its own, or stop it and run this again", held.Owner)
+	}
+	defer db.ReleaseLease(context.WithoutCancel(ctx), sqlite.LeaseEmbedding, owner)
 	if reindex {
 		if err := db.ResetVectors(ctx, model.Name(), model.Dim()); err != nil {
 			return err
@@ -61,7 +76,7 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	}
 	segs := newProgress(m.Stderr, "segments", counts.Segments-counts.SegmentsDone, false)
 	var msgs *progress
-	job := &index.Job{DB: db, Embedder: model, Log: log, Progress: func(s index.Status) {
+	job := &index.Job{DB: db, Embedder: model, Log: log, Lease: owner, Progress: func(s index.Status) {
 		switch s.Phase {
 		case "segments":
 			segs.set(s.SegmentsDone)

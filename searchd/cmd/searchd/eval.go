@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -31,7 +32,7 @@ func (m *Main) evalCmd() *ffcli.Command {
 			fs.StringVar(&export, "export", "", "DiscordChatExporter export file or directory")
 			fs.StringVar(&queries, "queries", "", `JSON lines: {"id", "query", "channel_id", "relevant": [message ids], "category"}`)
 			fs.StringVar(&mode, "mode", "", "one mode (pipeline, semantic, lexical, hybrid, or query: the whole question pipeline); default: all")
-			fs.StringVar(&dump, "dump", "", `write {"id", "mode", "ranked": [message ids]} lines here`)
+			fs.StringVar(&dump, "dump", "", `write {"id", "mode", "ranked": [message ids]} lines here; in hybrid mode also "relevant", "kind" and "candidates" (each retriever's scored messages: scripts/fusion-replay.py)`)
 		},
 		func(ctx context.Context, _ []string) error {
 			if export == "" || queries == "" {
@@ -40,19 +41,20 @@ func (m *Main) evalCmd() *ffcli.Command {
 			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump)
 		})
 	var scfg Config
-	var sexport, gold, sdump string
+	var sexport, gold, sdump, sorder string
 	segments := command("segments", "--export DIR --gold FILE [flags]",
 		"import an export into a scratch database and score its segments against gold conversations", &scfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&sexport, "export", "", "DiscordChatExporter export file or directory")
 			fs.StringVar(&gold, "gold", "", `JSON lines: {"channel_id", "messages": [message ids]}, one gold conversation each`)
 			fs.StringVar(&sdump, "dump", "", `write {"segment_id", "messages": [ids]} lines here`)
+			fs.StringVar(&sorder, "order", "import", "the order messages arrive in: import (each file in order), backfill (the bot's: pages of 100 going back in time), shuffle")
 		},
 		func(ctx context.Context, _ []string) error {
 			if sexport == "" || gold == "" {
 				return errors.New("eval segments: --export and --gold are required")
 			}
-			return m.evalSegments(ctx, &scfg, sexport, gold, sdump)
+			return m.evalSegments(ctx, &scfg, sexport, gold, sdump, sorder)
 		})
 	var fcfg Config
 	floor := command("floor", "SET_DIR SET_DIR... [flags]",
@@ -213,6 +215,7 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 			return nil, fmt.Errorf("query %s: channel_id: %w", q.ID, err)
 		}
 		var rankedIDs []int64
+		var extra map[string]any // for the dump
 		if md == queryMode {
 			resp, err := ans.Query(ctx, answer.Request{Question: q.Query, Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
 			if err != nil {
@@ -221,11 +224,14 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 			rankedIDs = resp.RankedMessages
 		} else {
 			resp, err := svc.Search(ctx, search.Request{Query: q.Query, Mode: md, Limit: search.MaxLimit,
-				Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
+				Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true, Candidates: dump != nil})
 			if err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.ID, err)
 			}
 			rankedIDs = resp.RankedMessages
+			if resp.Candidates != nil {
+				extra = map[string]any{"channel_id": q.ChannelID, "relevant": q.Relevant, "kind": resp.Kind, "candidates": resp.Candidates}
+			}
 		}
 		relevant := map[string]bool{}
 		for _, id := range q.Relevant {
@@ -256,7 +262,9 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 		}
 		scores.add(fmt.Sprint(q.Category), recall, rr)
 		if dump != nil {
-			b, _ := json.Marshal(map[string]any{"id": q.ID, "mode": md, "ranked": ranked})
+			line := map[string]any{"id": q.ID, "mode": md, "ranked": ranked}
+			maps.Copy(line, extra)
+			b, _ := json.Marshal(line)
 			dump.Write(append(b, '\n'))
 		}
 	}

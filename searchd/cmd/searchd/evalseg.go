@@ -4,11 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"dsearch/searchd"
+	"dsearch/searchd/export"
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/segment/segeval"
 	"dsearch/searchd/sqlite"
@@ -17,6 +22,14 @@ import (
 // scratchImport imports an export into a throw-away database with the
 // configured segmentation; done closes and removes it.
 func scratchImport(ctx context.Context, cfg *Config, export string) (db *sqlite.DB, done func(), err error) {
+	return scratchImportOrdered(ctx, cfg, export, "import")
+}
+
+// scratchImportOrdered is scratchImport with the messages arriving in
+// another order than the files': "backfill" as the bot sends history
+// (pages of up to 100, newest page first), "shuffle" at random in
+// batches of up to 100.
+func scratchImportOrdered(ctx context.Context, cfg *Config, export, order string) (db *sqlite.DB, done func(), err error) {
 	scratch, err := os.MkdirTemp("", "dsearch-eval-")
 	if err != nil {
 		return nil, nil, err
@@ -35,6 +48,13 @@ func scratchImport(ctx context.Context, cfg *Config, export string) (db *sqlite.
 		done()
 		return nil, nil, err
 	}
+	if order != "import" {
+		if err := importOrdered(ctx, db, cfg, files, order); err != nil {
+			done()
+			return nil, nil, err
+		}
+		return db, done, nil
+	}
 	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
 		if r.Err != nil {
 			done()
@@ -42,6 +62,59 @@ func scratchImport(ctx context.Context, cfg *Config, export string) (db *sqlite.
 		}
 	}
 	return db, done, nil
+}
+
+func importOrdered(ctx context.Context, db *sqlite.DB, cfg *Config, files []string, order string) error {
+	var batches []searchd.Batch
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		x, err := export.NewReader(f)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		var msgs []searchd.Message
+		for {
+			m, err := x.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			msgs = append(msgs, m)
+		}
+		f.Close()
+		places := searchd.Batch{Guilds: []searchd.Guild{x.Guild}, Channels: []searchd.Channel{x.Channel}}
+		if x.Parent != nil {
+			places.Channels = append(places.Channels, *x.Parent)
+		}
+		batches = append(batches, places)
+		switch order {
+		case "backfill":
+			for end := len(msgs); end > 0; end -= 100 {
+				batches = append(batches, searchd.Batch{Messages: msgs[max(0, end-100):end]})
+			}
+		case "shuffle":
+			rng.Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
+			for i := 0; i < len(msgs); i += 100 {
+				batches = append(batches, searchd.Batch{Messages: msgs[i:min(i+100, len(msgs))]})
+			}
+		default:
+			return fmt.Errorf("--order %q: want import, backfill or shuffle", order)
+		}
+	}
+	for i := range batches {
+		if _, err := db.Apply(ctx, &batches[i], cfg.Rules, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type goldConversation struct {
@@ -52,7 +125,7 @@ type goldConversation struct {
 // evalSegments imports an export into a scratch database, segments it
 // with the configured rules, and scores the segments of the gold
 // messages against the gold conversations.
-func (m *Main) evalSegments(ctx context.Context, cfg *Config, export, goldFile, dump string) error {
+func (m *Main) evalSegments(ctx context.Context, cfg *Config, exportPath, goldFile, dump, order string) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -83,7 +156,7 @@ func (m *Main) evalSegments(ctx context.Context, cfg *Config, export, goldFile, 
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	db, done, err := scratchImport(ctx, cfg, export)
+	db, done, err := scratchImportOrdered(ctx, cfg, exportPath, order)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,10 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 			}
 			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s%s\n",
 				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed, truncated)
+			if r.Conflicts > 0 {
+				fmt.Fprintf(m.Stdout, "%s: %d messages refused, their IDs already stored in another channel (kept there): %v\n",
+					r.Path, r.Conflicts, r.ConflictIDs)
+			}
 		}
 		inserted += r.Inserted
 		updated += r.Updated

@@ -54,7 +54,7 @@ func (m *Main) subcommands() []*ffcli.Command {
 	return []*ffcli.Command{
 		m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
 		m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(),
-		m.backupCmd(), m.forgetCmd(), m.doctorCmd(),
+		m.backupCmd(), m.restoreCmd(), m.forgetCmd(), m.doctorCmd(),
 	}
 }
 

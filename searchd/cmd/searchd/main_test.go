@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 
 	"dsearch/searchd/embed/embedtest"
 	"dsearch/searchd/internal/sample"
+	"dsearch/searchd/sqlite"
 	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
@@ -114,7 +116,7 @@ func TestServeBinary(t *testing.T) {
 	if err := embedtest.Write(model, embedtest.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	start := func() (*exec.Cmd, *bytes.Buffer) {
+	start := func(data string) (*exec.Cmd, *bytes.Buffer) {
 		var logs bytes.Buffer
 		cmd := exec.Command(bin, "serve", "--data", data, "--socket", sock, "--model", model, "--embed-backend", "go")
 		cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -123,7 +125,7 @@ func TestServeBinary(t *testing.T) {
 		}
 		return cmd, &logs
 	}
-	cmd, logs := start()
+	cmd, logs := start(data)
 	c := client.New(sock)
 	var up bool
 	for i := 0; i < 100 && !up; i++ {
@@ -159,11 +161,33 @@ func TestServeBinary(t *testing.T) {
 		e.VectorsInMemory != int(e.SegmentsEmbedded-e.SegmentsTooShort) || e.VectorsInMemory == 0 {
 		t.Errorf("embedding status: %+v\n%s", st.Embedding, logs)
 	}
+	if out, err := run(t, "status", "--socket", sock); err != nil || !strings.Contains(out, "embedding (embedtest): up to date") {
+		t.Errorf("status: %v\n%s", err, out)
+	}
+	// While serve embeds, `searchd embed` on its database is refused.
+	db, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := fmt.Sprintf("searchd serve (pid %d)", cmd.Process.Pid)
+	if held, err := db.AcquireLease(context.Background(), sqlite.LeaseEmbedding, serve, time.Minute); err != nil || held != nil {
+		t.Fatal(held, err)
+	}
+	db.Close()
+	if out, err := run(t, "embed", "--data", data, "--model", model, "--embed-backend", "go"); err == nil ||
+		!strings.Contains(err.Error(), serve+" is embedding this database") {
+		t.Errorf("embed while serve embeds: %v\n%s", err, out)
+	}
 
-	// A second daemon on the same socket refuses to start.
-	second, secondLogs := start()
-	if err := second.Wait(); err == nil || !strings.Contains(secondLogs.String(), "already in use") {
+	// A second daemon on the same data directory refuses to start, and
+	// so does one of another data directory on the same socket.
+	second, secondLogs := start(data)
+	if err := second.Wait(); err == nil || !strings.Contains(secondLogs.String(), "locked by a running searchd serve") {
 		t.Errorf("second daemon: %v\n%s", err, secondLogs)
+	}
+	third, thirdLogs := start(filepath.Join(dir, "other-data"))
+	if err := third.Wait(); err == nil || !strings.Contains(thirdLogs.String(), "already in use") {
+		t.Errorf("daemon on the same socket: %v\n%s", err, thirdLogs)
 	}
 
 	cmd.Process.Signal(syscall.SIGINT)
@@ -329,5 +353,23 @@ func TestDoctorBackupForget(t *testing.T) {
 	}
 	if _, err := run(t, "forget", "--data", data); err == nil {
 		t.Error("forget with no selection accepted")
+	}
+}
+
+func TestEmbeddingLine(t *testing.T) {
+	for _, c := range []struct {
+		e    api.EmbeddingStats
+		want string
+	}{
+		{api.EmbeddingStats{Model: "m", Phase: "segments", Segments: 40, SegmentsEmbedded: 10, Messages: 100, SegmentsPerSecond: 2, ETASeconds: 15},
+			"embedding (m): segments 10 of 40 (25.0 %), messages 0 of 100, 2.0 segments/s, about 15s left"},
+		{api.EmbeddingStats{Model: "m", Phase: "idle", Segments: 40, SegmentsEmbedded: 40, Messages: 9, MessagesEmbedded: 9, VectorsInMemory: 38},
+			"embedding (m): up to date, 38 vectors in memory"},
+		{api.EmbeddingStats{Model: "m", Phase: "waiting", Elsewhere: "searchd embed (pid 7)", Segments: 40},
+			"embedding (m): waiting, searchd embed (pid 7) is embedding this database"},
+	} {
+		if got := embeddingLine(&c.e); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
 	}
 }

@@ -36,7 +36,29 @@ func (m *Main) backupCmd() *ffcli.Command {
 			if err := db.Backup(ctx, args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(m.Stdout, "backed up to %s (restore: stop searchd, copy it to %s)\n", args[0], filepath.Join(cfg.Data, sqlite.FileName))
+			fmt.Fprintf(m.Stdout, "backed up to %s (restore: stop searchd, then searchd restore %s)\n", args[0], args[0])
+			return nil
+		})
+}
+
+func (m *Main) restoreCmd() *ffcli.Command {
+	var cfg Config
+	return command("restore", "BACKUP", "replace the database with a backup, once searchd serve has stopped (the old one is kept)", &cfg, nil,
+		func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return errors.New("restore: give the backup file's path")
+			}
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			kept, err := sqlite.Restore(ctx, cfg.Data, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "restored %s from %s; integrity ok\n", filepath.Join(cfg.Data, sqlite.FileName), args[0])
+			if kept != "" {
+				fmt.Fprintf(m.Stdout, "the previous database is kept as %s (with its -wal and -shm); delete it when satisfied\n", kept)
+			}
 			return nil
 		})
 }

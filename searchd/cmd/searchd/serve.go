@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"time"
@@ -51,6 +52,13 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	if err != nil {
 		return err
 	}
+	// One daemon per data directory, whatever its socket; restore waits
+	// for it too. Released last, after the database closes.
+	lock, err := sqlite.LockDir(cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	db, err := sqlite.Open(ctx, cfg.Data)
 	if err != nil {
 		return err
@@ -83,7 +91,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		}
 		log.Info("embedding model loaded", "model", model.Name(), "backend", model.Backend(),
 			"load_time", model.LoadTime.Round(time.Millisecond), "vectors", matrix.Len())
-		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log}
+		job := &index.Job{DB: db, Embedder: model, Matrix: matrix, Log: log, Lease: fmt.Sprintf("searchd serve (pid %d)", os.Getpid())}
 		emb = &server.Embedding{Model: model.Name(), Backend: string(model.Backend()), Dim: model.Dim(), Job: job, Matrix: matrix}
 		svc.Embedder, svc.Matrix = model, matrix
 		if svc.Config.MinSimilarity < 0 {

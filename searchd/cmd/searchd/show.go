@@ -13,7 +13,9 @@ import (
 
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
 	"dsearch/shared/client"
+	"dsearch/shared/safesock"
 )
 
 func (m *Main) statsCmd() *ffcli.Command {
@@ -126,23 +128,80 @@ func (m *Main) segmentCmd() *ffcli.Command {
 
 func (m *Main) statusCmd() *ffcli.Command {
 	var cfg Config
-	return command("status", "[flags]", "ask the running daemon, over its socket, whether it is healthy", &cfg, nil,
+	var wait time.Duration
+	var printSocket bool
+	return command("status", "[flags]", "ask the running daemon, over its socket, whether it is healthy", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.DurationVar(&wait, "wait", 0, "wait up to this long for the daemon to answer (it listens once its model has loaded)")
+			fs.BoolVar(&printSocket, "print-socket", false, "print the socket path searchd uses with this configuration, and exit")
+		},
 		func(ctx context.Context, _ []string) error {
-			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
+			if printSocket {
+				fmt.Fprintln(m.Stdout, cfg.SocketPath())
+				return nil
+			}
 			c := client.New(cfg.SocketPath())
-			h, err := c.Health(ctx)
+			h, err := waitHealthy(ctx, c, wait)
 			if err != nil {
 				return err
 			}
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
 			st, err := c.Stats(ctx)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "searchd %s on %s: schema %d, %d messages in %d segments\n",
 				h.Version, cfg.SocketPath(), h.SchemaVersion, st.Messages, st.Segments)
+			if e := st.Embedding; e != nil {
+				fmt.Fprintln(m.Stdout, embeddingLine(e))
+			}
 			return nil
 		})
 }
 
+// waitHealthy asks the health route until it answers or wait has passed
+// (once, when wait is 0). Readiness, not a guess at how long start-up
+// takes: a model can take seconds to load on a busy machine. A socket the
+// client refuses to trust is not waited on.
+func waitHealthy(ctx context.Context, c *client.Client, wait time.Duration) (*api.Health, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		h, err := c.Health(actx)
+		cancel()
+		var ue *safesock.UnsafeError
+		if err == nil || errors.As(err, &ue) || !time.Now().Before(deadline) {
+			return h, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 func usTime(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// embeddingLine says how far the daemon's embedding has come.
+func embeddingLine(e *api.EmbeddingStats) string {
+	switch {
+	case e.Phase == "waiting":
+		return fmt.Sprintf("embedding (%s): waiting, %s is embedding this database", e.Model, e.Elsewhere)
+	case e.SegmentsEmbedded >= e.Segments && e.MessagesEmbedded >= e.Messages:
+		return fmt.Sprintf("embedding (%s): up to date, %d vectors in memory", e.Model, e.VectorsInMemory)
+	}
+	line := fmt.Sprintf("embedding (%s): segments %d of %d (%.1f %%), messages %d of %d", e.Model,
+		e.SegmentsEmbedded, e.Segments, 100*float64(e.SegmentsEmbedded)/float64(max(e.Segments, 1)), e.MessagesEmbedded, e.Messages)
+	if e.SegmentsPerSecond > 0 {
+		line += fmt.Sprintf(", %.1f segments/s", e.SegmentsPerSecond)
+	}
+	if e.ETASeconds > 0 {
+		line += fmt.Sprintf(", about %s left", (time.Duration(e.ETASeconds) * time.Second).Round(time.Second))
+	}
+	if e.LastError != "" {
+		line += "; last error: " + e.LastError
+	}
+	return line
+}

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package socket
+package safesock
 
 import "errors"
 

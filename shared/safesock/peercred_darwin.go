@@ -1,9 +1,9 @@
-package socket
+package safesock
 
 import "golang.org/x/sys/unix"
 
 func peerUID(fd int) (int, error) {
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return -1, err
 	}

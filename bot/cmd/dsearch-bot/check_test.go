@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// --check talks only to a daemon the server's own rules would trust: a
+// look-alike behind a socket in a directory others may enter gets no
+// request (the bot would otherwise send it every message).
+func TestCheckRefusesUntrustedSearchd(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dbc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Write([]byte(`{"ok":true,"version":"fake","schema_version":1}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	os.Chmod(dir, 0o755)
+	var out bytes.Buffer
+	if err := run([]string{"--check", "--socket", sock}, &out); err == nil || !strings.Contains(err.Error(), "refusing to talk to searchd") {
+		t.Errorf("--check on an open directory: %v, %s", err, &out)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the untrusted daemon was asked %d times", n)
+	}
+	os.Chmod(dir, 0o700)
+	out.Reset()
+	if err := run([]string{"--check", "--socket", sock}, &out); err != nil || !strings.Contains(out.String(), "searchd fake is up") {
+		t.Errorf("--check on our own daemon: %v, %s", err, &out)
+	}
+}

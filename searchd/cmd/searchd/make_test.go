@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every documented sequence that fetches ONNX Runtime builds searchd with
+// it, though build/deps.mk is written during the same make run. The
+// Makefile runs here against stand-ins: a deps.sh that writes deps.mk as
+// the real one does, a model.sh that does nothing, and a go that records
+// how it was called.
+func TestMakeDepsBuildUsesORT(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	mk, err := os.ReadFile("../../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, goals := range [][]string{{"deps", "build"}, {"deps", "model", "build"}} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o600)
+		os.Mkdir(filepath.Join(dir, "scripts"), 0o700)
+		script := func(name, body string) {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script("scripts/deps.sh", "mkdir -p build && printf 'ORT_LIB_DIR := /ort\\nTOKENIZERS_LIB_DIR := /tok\\n' > build/deps.mk\n")
+		script("scripts/model.sh", "true\n")
+		script("go", `echo "CGO_LDFLAGS=$CGO_LDFLAGS $*" >> "$(dirname "$0")/go.log"`+"\n")
+		cmd := exec.Command("make", append([]string{"GO=" + filepath.Join(dir, "go")}, goals...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "DSEARCH_CACHE="+filepath.Join(dir, "cache"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make %v: %v\n%s", goals, err, out)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, "go.log"))
+		var searchd string
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, "-o bin/searchd ") {
+				searchd = line
+			}
+		}
+		if !strings.Contains(searchd, "-tags ORT") || !strings.Contains(searchd, "CGO_LDFLAGS=-L/tok") ||
+			!strings.Contains(searchd, "main.defaultORTLibrary=/ort") {
+			t.Errorf("make %s built searchd without ONNX Runtime:\n%s", strings.Join(goals, " "), log)
+		}
+	}
+}

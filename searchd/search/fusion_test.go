@@ -1,0 +1,62 @@
+package search
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+)
+
+// Fusion follows each retriever's confidence: a candidate far above its
+// own list's others beats the first of a flat list, where rank fusion
+// called them even.
+func TestFuseByZScore(t *testing.T) {
+	q := &query{svc: &Service{Config: DefaultConfig()}}
+	lex := []candidate{{1, 2.00}, {2, 1.99}, {3, 1.98}, {4, 1.97}, {5, 1.96}} // BM25 of a few common words
+	sem := []candidate{{9, 0.95}, {8, 0.61}, {7, 0.60}, {6, 0.60}, {5, 0.59}}
+	scores := q.fuse(lex, sem)
+	ids := make([]int64, 0, len(scores))
+	for id := range scores {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b int64) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
+	if ids[0] != 9 {
+		t.Errorf("fused order %v: want 9, far above the semantic list's rest, first", ids)
+	}
+	if len(ids) != 9 {
+		t.Errorf("fused %d candidates, want the 9 of both lists", len(ids))
+	}
+	// Weights scale a retriever's part.
+	q.svc.Config.SemanticWeight = 0
+	if s := q.fuse(lex, sem); s[9] != 0 || s[1] <= s[2] {
+		t.Errorf("semantic weight 0: %v", s)
+	}
+	if z := zScores([]candidate{{1, 3}, {2, 3}}); z[0] != 0 || z[1] != 0 {
+		t.Errorf("equal scores: z %v, want 0", z)
+	}
+}
+
+// An exact query (a word or two) asks for its words: the candidates
+// holding them come first, though the semantic side is surer of others.
+func TestFusedOrderExact(t *testing.T) {
+	scores := map[int64]float64{1: 3, 2: -0.5, 3: 1, 4: 0.2}
+	hit := func(id int64) bool { return id == 2 || id == 4 }
+	if got := fusedOrder(scores, hit, false); !slices.Equal(got, []int64{1, 3, 4, 2}) {
+		t.Errorf("by score: %v", got)
+	}
+	if got := fusedOrder(scores, hit, true); !slices.Equal(got, []int64{4, 2, 1, 3}) {
+		t.Errorf("exact: %v, want the hits 4, 2 first", got)
+	}
+}
+
+// Through Search: a word asked for alone finds the message holding it
+// first in hybrid mode.
+func TestHybridExactQueryKeepsItsWords(t *testing.T) {
+	s := setup(t)
+	resp := run(t, s, Request{Query: "보일러", Mode: Hybrid, RankedMessages: true})
+	if len(resp.Results) == 0 {
+		t.Fatal("no results")
+	}
+	if _, ok := resp.Results[0].Components["lexical"]; !ok || resp.RankedMessages[0] != 8 {
+		t.Errorf("top result %+v, messages %v: want message 8, the one holding 보일러", resp.Results[0], resp.RankedMessages)
+	}
+}

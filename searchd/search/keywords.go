@@ -1,0 +1,140 @@
+package search
+
+// Keyword search: the query's terms and the keywords (with synonyms) as
+// FTS5 expressions or for the in-memory index.
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/sqlite"
+)
+
+// keywordAlternatives are "contains one of the keywords (or their
+// synonyms) verbatim": each alternative's terms must all appear. A
+// keyword of several Latin words is one term, a phrase.
+func (q *query) keywordAlternatives() [][]lexical.Term {
+	var alts [][]lexical.Term
+	seen := map[string]bool{}
+	add := func(k string) {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if k == "" || seen[k] {
+			return
+		}
+		seen[k] = true
+		if terms := phraseTerms(k); len(terms) > 0 {
+			alts = append(alts, terms)
+		}
+	}
+	for _, k := range q.Keywords {
+		add(k)
+		for _, syn := range q.svc.Config.Synonyms[strings.ToLower(strings.TrimSpace(k))] {
+			add(syn)
+		}
+	}
+	return alts
+}
+
+// keywordExpr is keywordAlternatives as an FTS5 expression.
+func (q *query) keywordExpr() string { return alternativesExpr(q.keywordAlternatives()) }
+
+func alternativesExpr(alts [][]lexical.Term) string {
+	var parts []string
+	for _, terms := range alts {
+		parts = append(parts, "("+lexical.AllExpr(terms)+")")
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// phraseTerms matches k as written: its words in order (one phrase when
+// it is all Latin words; each CJK run by its bigrams).
+func phraseTerms(k string) []lexical.Term {
+	terms := lexical.Terms(k)
+	words := make([]string, len(terms))
+	for i, t := range terms {
+		if t.CJK {
+			return terms
+		}
+		words[i] = t.Text
+	}
+	if len(terms) <= 1 {
+		return terms
+	}
+	return []lexical.Term{{Text: strings.Join(words, " ")}}
+}
+
+// lexical ranks messages by BM25: in memory when the keyword index is
+// loaded and can answer, else with FTS5. Both rank the same way.
+func (q *query) lexical(ctx context.Context) ([]Result, error) {
+	terms, alts := lexical.Terms(q.text), q.keywordAlternatives()
+	if len(terms) == 0 && len(alts) == 0 {
+		return nil, nil
+	}
+	hits, ok, err := q.memoryLexical(ctx, terms, alts)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if hits, err = q.svc.DB.Lexical(ctx, ftsExpr(terms, alts), q.Filter, q.svc.Config.Window); err != nil {
+			return nil, err
+		}
+	}
+	if len(q.named) > 0 {
+		for i := range hits {
+			hits[i].Score = q.boost(hits[i].AuthorID, hits[i].Score)
+		}
+		slices.SortStableFunc(hits, func(a, b sqlite.LexicalHit) int { return cmp.Compare(b.Score, a.Score) })
+	}
+	out := make([]Result, len(hits))
+	for i, h := range hits {
+		out[i] = Result{SegmentID: h.SegmentID, MessageID: h.MessageID, Score: h.Score,
+			Components: map[string]Component{"lexical": {Rank: i + 1, Score: h.Score}}, Ranked: []int64{h.MessageID}}
+	}
+	return out, nil
+}
+
+// ftsExpr is the FTS5 expression for any of the terms and, when there are
+// keywords, one of their alternatives.
+func ftsExpr(terms []lexical.Term, alts [][]lexical.Term) string {
+	expr, kw := lexical.MatchExpr(terms), alternativesExpr(alts)
+	switch {
+	case expr == "":
+		return kw
+	case kw == "":
+		return expr
+	}
+	return "(" + expr + ") AND (" + kw + ")"
+}
+
+// memoryLexical ranks with the in-memory keyword index, when it is loaded
+// and can answer the query (ok).
+func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) (hits []sqlite.LexicalHit, ok bool, err error) {
+	mq := lexical.Query{Terms: terms, Required: alts, Limit: q.svc.Config.Window}
+	if q.svc.Keywords == nil || !lexical.Supports(mq) {
+		return nil, false, nil
+	}
+	idx, err := q.svc.Keywords.Current(ctx)
+	if err != nil || idx == nil {
+		return nil, false, err
+	}
+	if mq.Allow, err = q.svc.DB.Admits(ctx, q.Filter); err != nil {
+		return nil, false, err
+	}
+	found := idx.Search(mq)
+	ids := make([]int64, len(found))
+	for i, h := range found {
+		ids[i] = h.ID
+	}
+	segs, err := q.svc.DB.SegmentsOf(ctx, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	hits = make([]sqlite.LexicalHit, len(found))
+	for i, h := range found {
+		hits[i] = sqlite.LexicalHit{MessageID: h.ID, SegmentID: segs[h.ID], AuthorID: h.AuthorID, Score: h.Score}
+	}
+	return hits, true, nil
+}

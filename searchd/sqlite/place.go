@@ -1,0 +1,426 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+)
+
+// span is a segment as the applier keeps it while a transaction runs.
+type span struct {
+	id, channel      int64
+	startAt, endAt   int64
+	startMsg, endMsg int64
+	count            int64
+	dirty, recount   bool
+}
+
+// placed is a message placed during this transaction, for replies to it.
+type placed struct{ channel, at, id, segment int64 }
+
+// before reports whether a message (at, id) comes before (at2, id2) in a
+// channel's time order: by time, then by ID, as an in-order import
+// places them.
+func before(at, id, at2, id2 int64) bool {
+	return at < at2 || at == at2 && id < id2
+}
+
+// beforeM restricts a query on messages m to those before a message in
+// time order (arguments: at, at, id); the first term lets the
+// (channel, created_at, id) indexes bound the scan.
+const beforeM = `m.created_at <= ? AND (m.created_at < ? OR m.id < ?)`
+
+const (
+	qMember     = `INSERT INTO message_segments (message_id, segment_id) VALUES (?, ?)`
+	qLatestMsg  = `SELECT m.channel_id, m.created_at, m.id, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	qMsgBefore  = `SELECT m.channel_id, m.created_at, m.id, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.channel_id = ? AND ` + beforeM + ` ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	qParent     = `SELECT m.channel_id, m.created_at, m.id, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`
+	qSpan       = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE id = ?`
+	qLatestSpan = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
+	qSpanAt     = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
+	qSpanBefore = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? AND (start_at < ? OR start_message_id < ?) ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
+	qNewSpan    = `INSERT INTO segments (channel_id, start_message_id, end_message_id, start_at, end_at, message_count, revision) VALUES (?, ?, ?, ?, ?, 0, 0) RETURNING id`
+	qUpdateSpan = `UPDATE segments SET start_message_id = ?, end_message_id = ?, start_at = ?, end_at = ?, message_count = ?, revision = revision + 1 WHERE id = ?`
+)
+
+// place puts a new message into a segment by the rules.
+func (a *applier) place(m *searchd.Message) error {
+	parent, err := a.parent(m)
+	if err != nil {
+		return err
+	}
+	cur, err := a.currentAt(m.ChannelID, m.CreatedAt)
+	if err != nil {
+		return err
+	}
+	prev, err := a.previousAt(m)
+	if err != nil {
+		return err
+	}
+	id := a.rules.Place(m.CreatedAt, parent, cur.public(), prev.public())
+	if a.rules.Busy {
+		busy, pace, err := a.busy(m)
+		if err != nil {
+			return err
+		}
+		if busy {
+			if segment.IsSystem(m.Type) {
+				id = 0 // a join or a pin is nobody's conversation
+			} else {
+				b, err := a.busyContext(m, pace)
+				if err != nil {
+					return err
+				}
+				id = a.rules.PlaceBusy(m.CreatedAt, parent, b)
+			}
+		}
+	}
+	var s *span
+	if id != 0 {
+		if s, err = a.span(id); err != nil {
+			return err
+		}
+	} else if s, err = a.newSpan(m); err != nil {
+		return err
+	}
+	if _, err := a.exec(qMember, m.ID, s.id); err != nil {
+		return err
+	}
+	s.count++
+	if s.count == 1 || m.CreatedAt < s.startAt || (m.CreatedAt == s.startAt && m.ID < s.startMsg) {
+		s.startAt, s.startMsg = m.CreatedAt, m.ID
+	}
+	if s.count == 1 || m.CreatedAt > s.endAt || (m.CreatedAt == s.endAt && m.ID > s.endMsg) {
+		s.endAt, s.endMsg = m.CreatedAt, m.ID
+	}
+	s.dirty = true
+	p := placed{m.ChannelID, m.CreatedAt, m.ID, s.id}
+	a.placed[m.ID] = p
+	if a.rules.Busy {
+		a.noteRecent(m)
+	}
+	if l := a.latest[m.ChannelID]; l == nil || !before(m.CreatedAt, m.ID, l.at, l.id) {
+		a.latest[m.ChannelID] = &p
+	}
+	return a.replay.placed(m, s.id)
+}
+
+const spoken = `m.type IN ('Default', 'Reply')`
+
+// recent is a channel's latest spoken messages, oldest first, up to the
+// busy window: enough to tell a busy channel and its pace.
+type recent struct {
+	authors, times []int64
+}
+
+// busy reports whether m's channel is busy by the rules (enough distinct
+// authors among its messages shortly before m) and the channel's pace
+// there. The window is read once per channel and transaction and then
+// follows the messages placed in time order.
+func (a *applier) busy(m *searchd.Message) (bool, segment.Pace, error) {
+	r, ok := a.recent[m.ChannelID]
+	if !ok || (len(r.times) > 0 && m.CreatedAt < r.times[len(r.times)-1]) {
+		var err error
+		if r, err = a.loadRecent(m); err != nil {
+			return false, segment.Pace{}, err
+		}
+		if !ok {
+			a.recent[m.ChannelID] = r
+		}
+	}
+	busy := segment.WasBusy(r.authors, r.times, m.CreatedAt, a.rules)
+	gaps := make([]int64, 0, len(r.times))
+	for i := 1; i < len(r.times); i++ {
+		gaps = append(gaps, r.times[i]-r.times[i-1])
+	}
+	slices.Sort(gaps)
+	var pace segment.Pace
+	if len(gaps) > 0 {
+		pace.MedianGap = time.Duration(gaps[len(gaps)/2]) * time.Microsecond
+	}
+	return busy, pace, nil
+}
+
+// noteRecent adds a placed message to its channel's window.
+func (a *applier) noteRecent(m *searchd.Message) {
+	r, ok := a.recent[m.ChannelID]
+	if !ok || segment.IsSystem(m.Type) || (len(r.times) > 0 && m.CreatedAt < r.times[len(r.times)-1]) {
+		return
+	}
+	r.authors = append(r.authors, m.Author.ID)
+	r.times = append(r.times, m.CreatedAt)
+	if n := len(r.times) - a.rules.BusyWindow; n > 0 {
+		r.authors, r.times = r.authors[n:], r.times[n:]
+	}
+}
+
+func (a *applier) loadRecent(m *searchd.Message) (*recent, error) {
+	s, err := a.stmt(`SELECT m.author_id, m.created_at FROM messages m
+		WHERE m.channel_id = ? AND ` + beforeM + ` AND ` + spoken + `
+		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.QueryContext(a.ctx, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, a.rules.BusyWindow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	r := &recent{}
+	for rows.Next() {
+		var author, at int64
+		if err := rows.Scan(&author, &at); err != nil {
+			return nil, err
+		}
+		r.authors = append(r.authors, author)
+		r.times = append(r.times, at)
+	}
+	slices.Reverse(r.authors)
+	slices.Reverse(r.times)
+	return r, rows.Err()
+}
+
+// busyContext gathers what PlaceBusy weighs: the latest messages of the
+// people m mentions, the latest message that mentioned m's author, and
+// the author's own latest message, all in m's channel before m.
+func (a *applier) busyContext(m *searchd.Message, pace segment.Pace) (segment.Busy, error) {
+	b := segment.Busy{Pace: pace}
+	seen := func(q string, args ...any) (*segment.Seen, error) {
+		row, err := a.queryRow(q, args...)
+		if err != nil {
+			return nil, err
+		}
+		var s segment.Seen
+		switch err := row.Scan(&s.At, &s.SegmentID); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		return &s, nil
+	}
+	const byAuthor = `SELECT m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
+		WHERE m.channel_id = ? AND m.author_id = ? AND ` + beforeM + ` AND ` + spoken + `
+		ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
+	for _, u := range m.Mentions {
+		if u == m.Author.ID {
+			continue
+		}
+		s, err := seen(byAuthor, m.ChannelID, u, m.CreatedAt, m.CreatedAt, m.ID)
+		if err != nil {
+			return b, err
+		}
+		if s != nil {
+			b.Addressees = append(b.Addressees, *s)
+		}
+	}
+	var err error
+	b.AddressedBy, err = seen(`SELECT mm.created_at, ms.segment_id FROM message_mentions mm
+		JOIN message_segments ms ON ms.message_id = mm.message_id JOIN messages m ON m.id = mm.message_id
+		WHERE mm.user_id = ? AND mm.channel_id = ? AND mm.created_at <= ? AND (mm.created_at < ? OR mm.message_id < ?) AND m.author_id != ?
+		ORDER BY mm.created_at DESC, mm.message_id DESC LIMIT 1`, m.Author.ID, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, m.Author.ID)
+	if err != nil {
+		return b, err
+	}
+	b.Own, err = seen(byAuthor, m.ChannelID, m.Author.ID, m.CreatedAt, m.CreatedAt, m.ID)
+	return b, err
+}
+
+func (s *span) public() *segment.Span {
+	if s == nil {
+		return nil
+	}
+	return &segment.Span{ID: s.id, StartAt: s.startAt, EndAt: s.endAt}
+}
+
+// previousAt returns the segment of the channel's latest placed message
+// before m.
+func (a *applier) previousAt(m *searchd.Message) (*span, error) {
+	l, ok := a.latest[m.ChannelID]
+	if !ok {
+		var err error
+		if l, err = a.loadPlaced(qLatestMsg, m.ChannelID); err != nil {
+			return nil, err
+		}
+		a.latest[m.ChannelID] = l
+	}
+	if l != nil && !before(l.at, l.id, m.CreatedAt, m.ID) {
+		var err error
+		if l, err = a.loadPlaced(qMsgBefore, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID); err != nil {
+			return nil, err
+		}
+	}
+	if l == nil {
+		return nil, nil
+	}
+	return a.span(l.segment)
+}
+
+func (a *applier) loadPlaced(q string, args ...any) (*placed, error) {
+	row, err := a.queryRow(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var p placed
+	switch err := row.Scan(&p.channel, &p.at, &p.id, &p.segment); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &p, nil
+}
+
+// parent finds a reply's parent in the same channel, if it is stored.
+func (a *applier) parent(m *searchd.Message) (*segment.Parent, error) {
+	if m.ReplyToID == 0 {
+		return nil, nil
+	}
+	p, ok := a.placed[m.ReplyToID]
+	if !ok {
+		found, err := a.loadPlaced(qParent, m.ReplyToID)
+		if err != nil || found == nil {
+			return nil, err
+		}
+		p = *found
+	}
+	if p.channel != m.ChannelID {
+		return nil, nil // a reply across channels does not merge conversations
+	}
+	if !before(p.at, p.id, m.CreatedAt, m.ID) {
+		return nil, nil // placed later in time order: an in-order import would not know it yet
+	}
+	return &segment.Parent{CreatedAt: p.at, SegmentID: p.segment}, nil
+}
+
+// currentAt returns the channel's most recently started segment at or
+// before `at`: its current conversation, for messages arriving in order.
+func (a *applier) currentAt(channel, at int64) (*span, error) {
+	cur, ok := a.current[channel]
+	if !ok {
+		var err error
+		if cur, err = a.loadSpan(qLatestSpan, channel); err != nil {
+			return nil, err
+		}
+		a.current[channel] = cur
+	}
+	if cur == nil || cur.startAt <= at {
+		return cur, nil
+	}
+	// An older message than the channel's current conversation (an export
+	// imported out of order): ask the database, brought up to date first.
+	if err := a.flush(); err != nil {
+		return nil, err
+	}
+	return a.loadSpan(qSpanAt, channel, at)
+}
+
+// span returns a segment by ID, from this transaction's cache or the
+// database.
+func (a *applier) span(id int64) (*span, error) {
+	if s, ok := a.spans[id]; ok {
+		return s, nil
+	}
+	s, err := a.loadSpan(qSpan, id)
+	if err == nil && s == nil {
+		err = fmt.Errorf("segment %d vanished", id)
+	}
+	return s, err
+}
+
+func (a *applier) loadSpan(q string, args ...any) (*span, error) {
+	row, err := a.queryRow(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var s span
+	switch err := row.Scan(&s.id, &s.channel, &s.startAt, &s.endAt, &s.startMsg, &s.endMsg, &s.count); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if cached, ok := a.spans[s.id]; ok {
+		return cached, nil // ours is newer than the row, or equal
+	}
+	if err := a.replay.restrict(a, &s); err != nil {
+		return nil, err
+	}
+	a.spans[s.id] = &s
+	return &s, nil
+}
+
+func (a *applier) newSpan(m *searchd.Message) (*span, error) {
+	s := &span{channel: m.ChannelID, startAt: m.CreatedAt, endAt: m.CreatedAt, startMsg: m.ID, endMsg: m.ID}
+	if s.id = a.replay.reuse(m); s.id == 0 {
+		row, err := a.queryRow(qNewSpan, m.ChannelID, m.ID, m.ID, m.CreatedAt, m.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		if err := row.Scan(&s.id); err != nil {
+			return nil, err
+		}
+	}
+	a.spans[s.id] = s
+	if cur := a.current[m.ChannelID]; cur == nil || s.startAt >= cur.startAt {
+		a.current[m.ChannelID] = s
+	}
+	return s, nil
+}
+
+// flush writes changed segments back. A segment that lost members is
+// recomputed from what remains, and removed when nothing does.
+func (a *applier) flush() error {
+	for id, s := range a.spans {
+		if s.recount {
+			if err := a.recount(s); err != nil {
+				return err
+			}
+			s.recount, s.dirty = false, true
+			if s.count == 0 {
+				if _, err := a.exec(`DELETE FROM segments WHERE id = ?`, id); err != nil {
+					return err
+				}
+				delete(a.spans, id)
+				if a.current[s.channel] == s {
+					delete(a.current, s.channel) // reload on next use
+				}
+				continue
+			}
+		}
+		if s.dirty {
+			if _, err := a.exec(qUpdateSpan, s.startMsg, s.endMsg, s.startAt, s.endAt, s.count, id); err != nil {
+				return err
+			}
+			s.dirty = false
+		}
+	}
+	return nil
+}
+
+func (a *applier) recount(s *span) error {
+	row, err := a.queryRow(`SELECT COUNT(*) FROM message_segments WHERE segment_id = ?`, s.id)
+	if err != nil {
+		return err
+	}
+	if err := row.Scan(&s.count); err != nil || s.count == 0 {
+		return err
+	}
+	const ends = `SELECT m.id, m.created_at FROM message_segments ms JOIN messages m ON m.id = ms.message_id
+		WHERE ms.segment_id = ? ORDER BY m.created_at %s, m.id %s LIMIT 1`
+	if row, err = a.queryRow(fmt.Sprintf(ends, "ASC", "ASC"), s.id); err != nil {
+		return err
+	}
+	if err := row.Scan(&s.startMsg, &s.startAt); err != nil {
+		return err
+	}
+	if row, err = a.queryRow(fmt.Sprintf(ends, "DESC", "DESC"), s.id); err != nil {
+		return err
+	}
+	return row.Scan(&s.endMsg, &s.endAt)
+}
