@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -39,17 +40,31 @@ type Options struct {
 	Threads int
 }
 
-// Model is a loaded embedding model. It is safe for concurrent use; calls
-// run one at a time, since one inference already uses every core.
+// Model is a loaded embedding model. It is safe for concurrent use. On
+// ONNX Runtime, inferences run side by side (a session's Run is safe for
+// concurrent use): a search's query, a few milliseconds of work, never
+// waits behind the background job's batch, which can take a second. The
+// pure-Go backend runs one at a time.
 type Model struct {
-	cfg      Config
-	backend  Backend
-	mu       sync.Mutex
+	cfg     Config
+	backend Backend
+	// mu guards session: inferences share it, Close takes it alone.
+	mu sync.RWMutex
+	// serial is held around each inference on the pure-Go backend and
+	// around hugot's tokenizer, neither known to be safe concurrently.
+	serial sync.Mutex
+	// low hands background inferences to the low-priority workers
+	// (Background), until closed is closed.
+	low      chan func()
+	closed   chan struct{}
 	session  *hugot.Session
 	pipeline *pipelines.FeatureExtractionPipeline
 	// unigram, when set, tokenizes in place of hugot's tokenizer
 	// (tokenizer.go).
 	unigram *unigram.Tokenizer
+	// testRunning, set by tests, is called as each inference starts, with
+	// its batch size.
+	testRunning func(batch int)
 	// LoadTime is how long Load took.
 	LoadTime time.Duration
 }
@@ -129,7 +144,46 @@ func Load(dir string, opts Options) (*Model, error) {
 	if tk := p.Model.Tokenizer; tk != nil {
 		tk.MaxAllowedTokens = cfg.MaxTokens // the Go tokenizer's truncation
 	}
-	return &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, unigram: tk, LoadTime: time.Since(start)}, nil
+	m := &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, unigram: tk, LoadTime: time.Since(start),
+		low: make(chan func()), closed: make(chan struct{})}
+	if opts.Backend == ORT {
+		// A worker per core: the job's batches run side by side there,
+		// as fast as one inference over every core when searches leave
+		// the cores free.
+		for range runtime.GOMAXPROCS(0) {
+			go m.lowPriority()
+		}
+	}
+	return m, nil
+}
+
+// lowPriority runs background inferences on one OS thread of lowered
+// priority until the model closes. The goroutine never unlocks its
+// thread: an unprivileged process cannot raise a thread's priority again,
+// so the thread ends with it instead of serving other goroutines.
+func (m *Model) lowPriority() {
+	runtime.LockOSThread()
+	lowerThreadPriority()
+	for {
+		select {
+		case f := <-m.low:
+			f()
+		case <-m.closed:
+			return
+		}
+	}
+}
+
+type backgroundKey struct{}
+
+// Background marks ctx as the background embedding job's. With ONNX
+// Runtime its inferences run on threads of lowered CPU priority
+// (Linux), a batch per core, so a search's inference, running on its own
+// thread beside them, gets the cores first and never waits behind a
+// batch. Use it with Options.Threads 1: each inference then runs on its
+// calling thread alone, the one whose priority is set.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
 }
 
 // checkGoCanRun refuses, at load, a model the pure-Go backend cannot run,
@@ -194,6 +248,7 @@ func (m *Model) Close() error {
 	if m.session == nil {
 		return nil
 	}
+	close(m.closed)
 	err := m.session.Destroy()
 	m.session = nil
 	return err
@@ -247,28 +302,80 @@ func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) 
 	}
 	tokens := func(i int) int { return len(inputs[order[i]].TokenIDs) }
 	sort.SliceStable(order, func(a, b int) bool { return tokens(a) < tokens(b) })
+	background := ctx.Value(backgroundKey{}) != nil && m.backend == ORT
+	budget := attentionBudget
+	if background {
+		// Its batches run a core each at once: together they keep to
+		// one batch's memory (ONNX Runtime's arena keeps each one's peak).
+		budget /= runtime.GOMAXPROCS(0)
+	}
+	var batches [][]int // indexes into texts
 	for start := 0; start < len(order); {
+		end := start + 1
+		for end < len(order) && end-start < maxBatch && (end-start+1)*tokens(end)*tokens(end) <= budget {
+			end++ // tokens(end) is the batch's longest: sorted
+		}
+		batches = append(batches, order[start:end])
+		start = end
+	}
+	infer := func(idx []int) error {
+		batch := make([]backends.TokenizedInput, len(idx))
+		for i, j := range idx {
+			batch[i] = inputs[j]
+		}
+		vecs, err := m.run(batch)
+		for i, j := range idx {
+			if err == nil {
+				out[j] = vecs[i]
+			}
+		}
+		return err
+	}
+	if background {
+		if err := m.inBackground(ctx, batches, infer); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	for _, idx := range batches {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		end := start + 1
-		for end < len(order) && end-start < maxBatch && (end-start+1)*tokens(end)*tokens(end) <= attentionBudget {
-			end++ // tokens(end) is the batch's longest: sorted
-		}
-		batch := make([]backends.TokenizedInput, 0, end-start)
-		for _, j := range order[start:end] {
-			batch = append(batch, inputs[j])
-		}
-		vecs, err := m.run(batch)
-		if err != nil {
+		if err := infer(idx); err != nil {
 			return nil, err
 		}
-		for i, j := range order[start:end] {
-			out[j] = vecs[i]
-		}
-		start = end
 	}
 	return out, nil
+}
+
+// inBackground runs the batches on the low-priority workers, side by
+// side.
+func (m *Model) inBackground(ctx context.Context, batches [][]int, infer func([]int) error) error {
+	errs := make(chan error, len(batches))
+	sent := 0
+send:
+	for _, idx := range batches {
+		select {
+		case m.low <- func() { errs <- infer(idx) }:
+			sent++
+		case <-ctx.Done():
+			break send
+		case <-m.closed:
+			break send
+		}
+	}
+	var err error
+	for range sent {
+		if e := <-errs; err == nil {
+			err = e
+		}
+	}
+	if sent < len(batches) && err == nil {
+		if err = ctx.Err(); err == nil {
+			err = errors.New("embedding model is closed")
+		}
+	}
+	return err
 }
 
 // tokenize runs the tokenizer alone: hugot's Preprocess is this, then the
@@ -277,11 +384,13 @@ func (m *Model) tokenize(texts []string) ([]backends.TokenizedInput, error) {
 	if m.unigram != nil {
 		return m.tokenizeUnigram(texts), nil // no lock: it is read-only
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	if m.session == nil {
 		return nil, errors.New("embedding model is closed")
 	}
+	m.serial.Lock()
+	defer m.serial.Unlock()
 	batch := backends.NewBatch(len(texts))
 	backends.TokenizeInputs(batch, m.pipeline.Model.Tokenizer, texts)
 	return batch.Input, nil
@@ -291,10 +400,17 @@ func (m *Model) tokenize(texts []string) ([]backends.TokenizedInput, error) {
 // (hugot would mean-pool any token output, which is wrong for CLS models
 // like bge-m3).
 func (m *Model) run(inputs []backends.TokenizedInput) (vecs [][]float32, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	if m.session == nil {
 		return nil, errors.New("embedding model is closed")
+	}
+	if m.backend == Go {
+		m.serial.Lock()
+		defer m.serial.Unlock()
+	}
+	if m.testRunning != nil {
+		m.testRunning(len(inputs))
 	}
 	defer func() {
 		// The pure-Go backend reports some failures by panicking.

@@ -94,6 +94,9 @@ func (k *Keywords) reload() {
 	if !k.reloading.CompareAndSwap(false, true) {
 		return
 	}
+	// FTS5 serves until the new index is ready: let the old one go
+	// now, rather than hold two in memory while the new one loads.
+	k.ready.Store(nil)
 	go func() {
 		defer k.reloading.Store(false)
 		if err := k.Load(context.Background()); err != nil && k.Log != nil {

@@ -133,8 +133,9 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
-// dot8 is the inner product of int8 vectors, in eight independent sums.
-func dot8(a, b []int8) int32 {
+// dot8Go is the inner product of int8 vectors, in eight independent
+// sums: dot8 where there is no vector unit to use, and its tail.
+func dot8Go(a, b []int8) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 int32
 	i := 0

@@ -1,14 +1,17 @@
 package index
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
-// BenchmarkTopK scans the blog's scale: 29,000 segments × 1,024
-// dimensions.
-func BenchmarkTopK(b *testing.B) {
+// benchMatrix is the scan benchmarks' matrix: 29,000 × 1,024 int8, the
+// blog's segments at bge-m3's size.
+func benchMatrix() (*Matrix, []float32) {
 	const n, dim = 29000, 1024
 	r := rand.New(rand.NewPCG(1, 2))
 	m := NewMatrix(dim)
@@ -23,9 +26,74 @@ func BenchmarkTopK(b *testing.B) {
 	for k := range q {
 		q[k] = r.Float32() - 0.5
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	return m, q
+}
+
+// BenchmarkTopK scans the blog's scale: 29,000 segments × 1,024
+// dimensions.
+func BenchmarkTopK(b *testing.B) {
+	m, q := benchMatrix()
+	b.SetBytes(int64(len(m.data)))
+	for b.Loop() {
 		m.TopK(q, 40, nil)
+	}
+}
+
+// BenchmarkScanFloor reads as many bytes as TopK scans, split across as
+// many goroutines, and only adds them up as 64-bit words: the
+// memory-bandwidth floor to hold the scan against (compare MB/s).
+func BenchmarkScanFloor(b *testing.B) {
+	m, _ := benchMatrix()
+	data := make([]byte, len(m.data))
+	for i, x := range m.data {
+		data[i] = byte(x)
+	}
+	parts := min(runtime.GOMAXPROCS(0), 8)
+	sums := make([]uint64, parts*8) // a cache line each: no false sharing
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for p := range parts {
+			lo, hi := p*len(data)/parts&^31, (p+1)*len(data)/parts&^31
+			wg.Go(func() {
+				// Four independent sums, so that loads, not one chain of
+				// additions, set the pace.
+				var s0, s1, s2, s3 uint64
+				for i := lo; i < hi; i += 32 {
+					w := data[i : i+32 : i+32]
+					s0 += binary.LittleEndian.Uint64(w[0:])
+					s1 += binary.LittleEndian.Uint64(w[8:])
+					s2 += binary.LittleEndian.Uint64(w[16:])
+					s3 += binary.LittleEndian.Uint64(w[24:])
+				}
+				sums[p*8] = s0 + s1 + s2 + s3
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// dot8 (the vector unit's, where there is one) agrees with plain Go at
+// every length, extreme values included.
+func TestDot8(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 384, 1024, 1031} {
+		a, b := make([]int8, n), make([]int8, n+5)
+		for i := range a {
+			a[i] = int8(r.IntN(256) - 128)
+		}
+		for i := range b {
+			b[i] = int8(r.IntN(256) - 128)
+		}
+		if got, want := dot8(a, b), dot8Go(a, b[:n]); got != want {
+			t.Errorf("n=%d: dot8 = %d, want %d", n, got, want)
+		}
+		for i := range a {
+			a[i], b[i] = -128, -128
+		}
+		if got, want := dot8(a, b), int32(n*128*128); got != want {
+			t.Errorf("n=%d, all -128: dot8 = %d, want %d", n, got, want)
+		}
 	}
 }
 

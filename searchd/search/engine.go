@@ -42,7 +42,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	resp := &Response{Mode: req.Mode}
-	q := &query{Request: req, svc: s, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
+	q := &query{Request: req, svc: s, version: version, text: req.Query, terms: lexical.Terms(req.Query + " " + strings.Join(req.Keywords, " "))}
 	if s.Config.AuthorBoost > 0 {
 		if err := q.resolveNames(ctx); err != nil {
 			return nil, err
@@ -94,15 +94,19 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	resp.Results = page
-	return resp, q.decorate(ctx, resp.Results)
+	err = q.decorate(ctx, resp.Results)
+	resp.EmbeddedMessages = q.embedded
+	return resp, err
 }
 
 // query is one search in progress.
 type query struct {
 	Request
-	svc   *Service
-	vec   []float32
-	terms []lexical.Term
+	svc *Service
+	// version is the index version the search started at.
+	version int64
+	vec     []float32
+	terms   []lexical.Term
 	// text is the query without the names of people it mentions; named
 	// are those people.
 	text  string
@@ -113,12 +117,14 @@ type query struct {
 	within map[int64]*withinSegment
 	// candidates are hybrid's message lists, when Request.Candidates.
 	candidates map[string][]Scored
+	// embedded counts message texts embedded on the fly.
+	embedded int
 }
 
 // allowed returns the segments the filters (and, if with, the keywords)
 // admit; nil admits all.
 func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool, bool, error) {
-	a, err := q.svc.DB.SegmentsMatching(ctx, "", q.Filter)
+	a, err := q.svc.segmentsMatching(ctx, q.version, "", q.Filter)
 	if err != nil || !withKeywords {
 		return a, false, err
 	}
@@ -126,7 +132,7 @@ func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool,
 	if kw == "" {
 		return a, false, nil
 	}
-	b, err := q.svc.DB.SegmentsMatching(ctx, kw, q.Filter)
+	b, err := q.svc.segmentsMatching(ctx, q.version, kw, q.Filter)
 	if err != nil {
 		return nil, false, err
 	}

@@ -121,6 +121,7 @@ func (q *query) embedMissing(ctx context.Context, msgs map[int64][]sqlite.Stored
 	if err != nil {
 		return
 	}
+	q.embedded += len(out)
 	for i, v := range out {
 		vecs[ids[i]] = v
 	}

@@ -84,6 +84,8 @@ type Service struct {
 	// otherwise FTS5 does.
 	Keywords *index.Keywords
 	Config   Config
+
+	filters filterCache
 }
 
 // Limits of a request.
@@ -187,6 +189,9 @@ type Response struct {
 	Candidates     map[string][]Scored
 	Kind           QueryKind
 	QueryEmbedTime time.Duration
+	// EmbeddedMessages counts the message texts embedded on the fly
+	// (no stored vector yet) to rescore this query.
+	EmbeddedMessages int
 }
 
 // Scored is a message with a retriever's score.

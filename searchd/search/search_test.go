@@ -81,9 +81,7 @@ func inMemory(t *testing.T, s *Service) *Service {
 	if err := kw.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c := *s
-	c.Keywords = kw
-	return &c
+	return &Service{DB: s.DB, Matrix: s.Matrix, Embedder: s.Embedder, Config: s.Config, Keywords: kw}
 }
 
 // bothIndexes runs a test over FTS5 and over the in-memory index.

@@ -38,7 +38,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := api.SearchResponse{Mode: string(resp.Mode), Total: resp.Total, NextCursor: resp.NextCursor,
 		KeywordFallback: resp.KeywordFallback, NoConfidentResults: resp.NoConfidentResults,
-		Results: make([]api.SearchResult, len(resp.Results)), QueryEmbedMillis: ms(resp.QueryEmbedTime)}
+		Results: make([]api.SearchResult, len(resp.Results)), QueryEmbedMillis: ms(resp.QueryEmbedTime),
+		EmbeddedMessages: resp.EmbeddedMessages}
 	for i, res := range resp.Results {
 		out.Results[i] = apiResult(res)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -47,6 +48,10 @@ type Server struct {
 	Search *search.Service
 	// Answer answers /v1/query.
 	Answer *answer.Service
+	// Searches and Queries bound /v1/search and /v1/query (and catch-up)
+	// running at once and waiting; defaults when nil. Questions have
+	// their own gate: they wait on the LLM for seconds.
+	Searches, Queries *Gate
 }
 
 // Embedding is what the server knows of the embedding side.
@@ -108,6 +113,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 // Handler returns the API's routes.
 func (s *Server) Handler() http.Handler {
 	met := newMetrics(s)
+	if s.Searches == nil {
+		s.Searches = defaultGate()
+	}
+	if s.Queries == nil {
+		s.Queries = defaultGate()
+	}
 	if s.Answer != nil && s.Answer.LLM != nil {
 		if _, done := s.Answer.LLM.(timedLLM); !done {
 			s.Answer.LLM = timedLLM{inner: s.Answer.LLM, m: met}
@@ -123,10 +134,10 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/v1/messages", s.handle(s.postMessages))
 	r.Get("/v1/messages/{id}", s.handle(s.message))
 	r.Get("/v1/segments/{id}", s.handle(s.segment))
-	r.Get("/v1/search", s.handle(s.search))
-	r.Post("/v1/query", s.handle(s.query))
+	r.Get("/v1/search", s.Searches.wrap(s, s.handle(s.search)))
+	r.Post("/v1/query", s.Queries.wrap(s, s.handle(s.query)))
 	r.Get("/v1/aliases", s.handle(s.aliases))
-	r.Post("/v1/catchup", s.handle(s.catchup))
+	r.Post("/v1/catchup", s.Queries.wrap(s, s.handle(s.catchup)))
 	r.Get("/v1/backfill/{channel}", s.handle(s.backfill))
 	r.Put("/v1/backfill/{channel}", s.handle(s.setBackfill))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -210,6 +221,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		he = &httpError{status: http.StatusNotFound, msg: "not found"}
 	case errors.Is(err, context.Canceled):
 		he = &httpError{status: 499, msg: "request canceled"}
+	case errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET):
+		// The client left before the answer was written: nothing failed
+		// here, and there is no one to answer.
+		s.Log.Debug("client went away", "method", r.Method, "path", r.URL.Path)
+		return
 	default:
 		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		he = &httpError{status: http.StatusInternalServerError, msg: "internal error"}

@@ -25,6 +25,10 @@ import (
 // FileName is the database file inside the data directory.
 const FileName = "dsearch.db"
 
+// maxIdleConns is more than the searches the server runs at once
+// (server.Gate), each of which may hold two connections.
+const maxIdleConns = 16
+
 // DB is searchd's database.
 type DB struct {
 	db   *sql.DB
@@ -58,6 +62,13 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	// Concurrent searches each take a connection; database/sql keeps only
+	// two idle by default and closes the rest after use, so each request
+	// beyond two paid for a new connection and started with a cold page
+	// cache (most of its time in read syscalls under load). Keep them, and
+	// let them go after a quiet spell so their caches are freed.
+	sqldb.SetMaxIdleConns(maxIdleConns)
+	sqldb.SetConnMaxIdleTime(time.Minute)
 	db := &DB{db: sqldb, path: path, now: time.Now}
 	if err := db.migrate(ctx); err != nil {
 		sqldb.Close()

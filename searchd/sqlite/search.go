@@ -169,6 +169,13 @@ func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) (map[
 	where, args := f.where()
 	q := `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE 1=1` + where
 	switch {
+	case expr == "" && len(f.Channels) > 0 && len(f.Authors) == 0 && f.Since == 0 && f.Until == 0:
+		// A segment lies in one channel: its channel answers without a
+		// look at each message (80,000 in a busy channel: a third of a
+		// second, where this takes a few milliseconds).
+		list := marks(len(f.Channels))
+		q = `SELECT id FROM segments WHERE channel_id IN (` + list + `) OR channel_id IN (SELECT id FROM channels WHERE parent_id IN (` +
+			list + `) AND kind <> 'GuildPrivateThread')`
 	case expr != "" && f.Empty():
 		q = `SELECT DISTINCT ms.segment_id FROM message_segments ms
 			WHERE ms.message_id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`

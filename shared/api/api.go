@@ -52,6 +52,10 @@ type Error struct {
 // it again cannot succeed. Every other failure may pass on a retry.
 const CodeBadBatch = "bad_batch"
 
+// CodeBusy marks a request refused with 503 because as many searches as
+// searchd queues are already waiting; it may pass a moment later.
+const CodeBusy = "busy"
+
 // BadBatch reports whether err is searchd refusing a batch for its
 // content.
 func BadBatch(err error) bool {
@@ -267,6 +271,9 @@ type SearchResponse struct {
 	RankedMessages []ID `json:"ranked_messages,omitempty"`
 	// QueryEmbedMillis is the time spent embedding the query.
 	QueryEmbedMillis float64 `json:"query_embed_ms"`
+	// EmbeddedMessages counts message texts embedded on the fly (not yet
+	// embedded by the background job) to rank the results.
+	EmbeddedMessages int     `json:"embedded_messages,omitempty"`
 	TookMillis       float64 `json:"took_ms"`
 }
 

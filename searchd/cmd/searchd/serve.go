@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/searchd/embed"
 	"dsearch/searchd/index"
 	"dsearch/searchd/search"
 	"dsearch/searchd/server"
@@ -19,11 +21,23 @@ import (
 func (m *Main) serveCmd() *ffcli.Command {
 	var cfg Config
 	var grace time.Duration
+	var memLimit int
 	return command("serve", "[flags]", "serve the API on the private Unix socket", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish at shutdown")
+			fs.IntVar(&memLimit, "memory-limit", 384, "soft limit of the Go heap in MiB, when GOMEMLIMIT is not set (0: none)")
 		},
-		func(ctx context.Context, _ []string) error { return m.serve(ctx, &cfg, grace) })
+		func(ctx context.Context, _ []string) error {
+			if memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+				// The collector lets the heap grow to twice what is live
+				// (the keyword index and the matrix, about 200 MiB at
+				// 650,000 messages) before it runs; near this limit it
+				// runs sooner instead. The limit is soft: a larger live
+				// heap still works, with the collector busier.
+				debug.SetMemoryLimit(int64(memLimit) << 20)
+			}
+			return m.serve(ctx, &cfg, grace)
+		})
 }
 
 // serve runs the daemon until ctx is done (SIGINT or SIGTERM): the HTTP
@@ -59,6 +73,13 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	// changes the working directory while it loads.
 	var emb *server.Embedding
 	if cfg.Model != "" {
+		if cfg.EmbedThreads == 0 {
+			// One thread per inference, several inferences at once:
+			// searches embed side by side, and the background job's
+			// batches run on threads of lowered priority
+			// (embed.Background) that a query's own thread outranks.
+			cfg.EmbedThreads = 1
+		}
 		model, err := cfg.LoadModelFor(ctx, db)
 		if err != nil {
 			return err
@@ -94,7 +115,7 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	go func() {
 		defer close(jobDone)
 		if emb != nil {
-			emb.Job.Run(ctx, 10*time.Second)
+			emb.Job.Run(embed.Background(ctx), 10*time.Second)
 		}
 	}()
 	// Keyword search runs on FTS5 until the in-memory index has loaded.

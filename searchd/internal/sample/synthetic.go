@@ -80,8 +80,11 @@ func vocabulary(r *rand.Rand) []string {
 type Synthetic struct {
 	Messages int // in all
 	Channels int
-	Users    int
-	Seed     uint64
+	// FirstChannel numbers the channels from here, so a second set can
+	// be imported beside the first.
+	FirstChannel int
+	Users        int
+	Seed         uint64
 	// ReplyRate is the share of messages that reply to a recent one.
 	ReplyRate float64
 }
@@ -102,7 +105,7 @@ func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
 		if c < s.Messages%s.Channels {
 			n++
 		}
-		ch := xChannel{ID: fmt.Sprintf("8100000000000%05d", c), Type: "GuildTextChat", Name: fmt.Sprintf("channel-%d", c)}
+		ch := xChannel{ID: fmt.Sprintf("8100000000000%05d", s.FirstChannel+c), Type: "GuildTextChat", Name: fmt.Sprintf("channel-%d", s.FirstChannel+c)}
 		path := filepath.Join(dir, fmt.Sprintf("synthetic-%02d.json", c))
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
@@ -128,7 +131,7 @@ func WriteSynthetic(dir string, s Synthetic) ([]string, error) {
 			}
 			u := talking[r.IntN(len(talking))]
 			m := xMessage{
-				ID: snowflake(t, c<<12|i&0xfff), Type: "Default", Timestamp: ew.stamp(t),
+				ID: snowflake(t, (s.FirstChannel+c)<<12|i&0xfff), Type: "Default", Timestamp: ew.stamp(t),
 				Content: sentence(r, vocab, zipf),
 				Author: xUser{ID: fmt.Sprintf("820000000000%06d", u), Name: fmt.Sprintf("user%d", u),
 					Discriminator: "0000", Nickname: fmt.Sprintf("친구%d", u), Roles: []any{}},

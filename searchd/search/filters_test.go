@@ -1,0 +1,35 @@
+package search
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
+)
+
+// A filter's segments are remembered for one index version only: a
+// message stored after a filtered search is found by the next one.
+func TestFilterCacheFollowsChanges(t *testing.T) {
+	s := setup(t)
+	req := Request{Query: "lasagna recipe", Keywords: []string{"lasagna"}, Mode: Pipeline,
+		Filter: sqlite.Filter{Channels: []int64{games}}}
+	if resp := run(t, s, req); !resp.KeywordFallback {
+		t.Fatalf("before the message: want the keyword fallback, got %+v", resp)
+	}
+	msg := m(11, games, bob, 50*time.Hour, "my lasagna recipe needs more cheese tonight")
+	if _, err := s.DB.Apply(context.Background(), &searchd.Batch{Messages: []searchd.Message{msg}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp := run(t, s, req)
+	if resp.KeywordFallback || top(resp) != 11 {
+		t.Errorf("after the message: fallback %v, top message %d; want message 11 found by its keyword", resp.KeywordFallback, top(resp))
+	}
+	// The unfiltered and the filtered sets are told apart.
+	req.Filter = sqlite.Filter{Channels: []int64{general}}
+	if resp := run(t, s, req); !resp.KeywordFallback {
+		t.Errorf("in another channel: want the keyword fallback, got top message %d", top(resp))
+	}
+}

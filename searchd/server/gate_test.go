@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+
+	"dsearch/shared/api"
+)
+
+// The gate runs as many requests as it has slots, queues as many more,
+// and refuses the rest at once with a JSON 503 the client can tell apart;
+// a request given up while queued leaves its place.
+func TestGateQueuesThenRefuses(t *testing.T) {
+	s := &Server{Log: slog.New(slog.DiscardHandler)}
+	g := NewGate(1, 1)
+	release, entered := make(chan struct{}), make(chan struct{}, 3)
+	h := g.wrap(s, func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		writeJSON(w, http.StatusOK, struct{}{})
+	})
+	start := func(ctx context.Context) chan *httptest.ResponseRecorder {
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			h(rec, httptest.NewRequestWithContext(ctx, "GET", "/v1/search?q=x", nil))
+			done <- rec
+		}()
+		return done
+	}
+	waitInside := func(n int64) {
+		for g.waiting.Load() != n {
+			runtime.Gosched()
+		}
+	}
+	first := start(context.Background())
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := start(ctx)
+	waitInside(2)
+	cancel()
+	if rec := <-gaveUp; rec.Code != 499 {
+		t.Errorf("canceled while queued: status %d, want 499", rec.Code)
+	}
+	second := start(context.Background())
+	waitInside(2)
+
+	rec := httptest.NewRecorder()
+	h(rec, httptest.NewRequest("GET", "/v1/search?q=x", nil))
+	var e api.Error
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusServiceUnavailable ||
+		e.Code != api.CodeBusy || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("past the queue: status %d, body %q (%v), Retry-After %q; want 503 with code %q",
+			rec.Code, rec.Body, err, rec.Header().Get("Retry-After"), api.CodeBusy)
+	}
+	select {
+	case <-entered:
+		t.Fatal("a queued request ran while the only slot was taken")
+	default:
+	}
+	close(release)
+	for _, done := range []chan *httptest.ResponseRecorder{first, second} {
+		if rec := <-done; rec.Code != http.StatusOK {
+			t.Errorf("admitted request: status %d", rec.Code)
+		}
+	}
+	if n := g.waiting.Load(); n != 0 {
+		t.Errorf("%d requests still counted inside after all left", n)
+	}
+}
