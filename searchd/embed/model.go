@@ -284,8 +284,11 @@ const maxBatch = 32
 // attentionBudget bounds a call's batch × tokens²: each layer's attention
 // scores are batch × heads × tokens² floats, so 32 conversations of 512
 // tokens would ask ONNX Runtime for gigabytes (its arena keeps what it
-// once took). 4 × 512² is 150 MB of scores with 12 heads.
-const attentionBudget = 4 * 512 * 512
+// once took). 2 × 512² is 75 MB of scores with 12 heads: at 650,000
+// messages, searchd with the job embedding peaked at 519–536 MiB with it
+// and 717–785 MiB with 4 × 512² (dsearch-bench); a batch of two full-length
+// conversations already fills the cores.
+const attentionBudget = 2 * 512 * 512
 
 func (m *Model) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	// Tokenized once: the lengths choose the batches, and the batches
