@@ -22,7 +22,7 @@ import (
 	"dsearch/searchd/sqlite"
 )
 
-// LLM completes prompts; llm.Ollama implements it.
+// LLM completes prompts; llm.Client implements it.
 type LLM interface {
 	Complete(ctx context.Context, r llm.Request) (string, error)
 }
@@ -65,6 +65,8 @@ type Request struct {
 	// its plan is searched again without asking the LLM, and there is no
 	// summary.
 	Cursor string
+	// NoSummary stops at the results (evaluation of retrieval alone).
+	NoSummary bool
 }
 
 // Response is a grounded answer.
@@ -171,6 +173,9 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	// 5. Summarize.
+	if req.NoSummary {
+		return resp, nil
+	}
 	if s.LLM == nil {
 		resp.AnswerError = "no LLM configured: results only"
 		return resp, nil
@@ -181,13 +186,32 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)]), Temperature: 0.3})
+	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)]),
+		Temperature: 0.3, MaxTokens: summaryTokens})
 	if err != nil {
 		resp.AnswerError = "the LLM did not answer: " + err.Error()
 		return resp, nil
 	}
-	resp.Answer = strings.TrimSpace(answer)
+	answer = strings.TrimSpace(answer)
+	if n, bad := badCitation(answer, min(len(resp.Results), s.Config.Summarize)); bad {
+		// A small model cites what it was not shown; the results stand alone.
+		resp.AnswerError = fmt.Sprintf("the summary cited [%d], which is not among the results: results only", n)
+		return resp, nil
+	}
+	resp.Answer = answer
 	return resp, nil
+}
+
+var citeRE = regexp.MustCompile(`\[(\d+)\]`)
+
+// badCitation returns the first citation [n] outside 1..shown.
+func badCitation(answer string, shown int) (int, bool) {
+	for _, m := range citeRE.FindAllStringSubmatch(answer, -1) {
+		if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > shown {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // names maps every known name (lower-cased) to user IDs.
@@ -315,6 +339,9 @@ func (s *Service) mode() search.Mode {
 	}
 	return search.Pipeline
 }
+
+// summaryTokens bounds a summary: a few sentences.
+const summaryTokens = 400
 
 // summaryPrompt keeps the model to what was found (footnote 1).
 const summaryPrompt = `You answer a question about a group chat using only the numbered search results given. Rules:
