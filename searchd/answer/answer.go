@@ -193,13 +193,36 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	answer = strings.TrimSpace(answer)
-	if n, bad := badCitation(answer, min(len(resp.Results), s.Config.Summarize)); bad {
-		// A small model cites what it was not shown; the results stand alone.
-		resp.AnswerError = fmt.Sprintf("the summary cited [%d], which is not among the results: results only", n)
+	if err := checkSummary(answer, min(len(resp.Results), s.Config.Summarize)); err != nil {
+		resp.AnswerError = err.Error() + ": results only"
 		return resp, nil
 	}
 	resp.Answer = answer
 	return resp, nil
+}
+
+var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
+
+// checkSummary refuses what small models write instead of a cited
+// summary: citations of results they were not shown, no citation at all
+// (nothing in it can be checked), or one phrase over and over until the
+// token limit.
+func checkSummary(answer string, shown int) error {
+	if n, bad := badCitation(answer, shown); bad {
+		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
+	}
+	if !citeRE.MatchString(answer) {
+		return errors.New("the summary cites no result")
+	}
+	seen := map[string]int{}
+	for _, f := range fragmentRE.Split(strings.ToLower(citeRE.ReplaceAllString(answer, "")), -1) {
+		if f = strings.TrimSpace(f); len(f) >= 10 {
+			if seen[f]++; seen[f] == 3 {
+				return errors.New("the summary repeats itself")
+			}
+		}
+	}
+	return nil
 }
 
 var citeRE = regexp.MustCompile(`\[(\d+)\]`)

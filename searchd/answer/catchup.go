@@ -3,7 +3,9 @@ package answer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -118,6 +120,13 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 		// Not the answer in the error: it may quote the messages.
 		return nil, fmt.Errorf("summary is not the JSON asked for (%d bytes)", len(out))
 	}
+	// Small models copy the prompt's <placeholders> back.
+	if strings.HasPrefix(strings.TrimSpace(r.Summary), "<") {
+		return nil, errors.New("summary is the prompt's placeholder, not a summary")
+	}
+	r.Keywords = slices.DeleteFunc(r.Keywords, func(k string) bool {
+		return strings.TrimSpace(k) == "" || strings.HasPrefix(strings.TrimSpace(k), "<")
+	})
 	if utf8.RuneCountInString(r.Summary) > 200 {
 		r.Summary = string([]rune(r.Summary)[:200])
 	}
