@@ -35,12 +35,16 @@ type Config struct {
 	PerSubquery    int           // results kept per subquery before fusion: 20
 	Summarize      int           // results the summary sees: 8
 	RRFK           float64       // 60
+	// KeepQuestion searches the question too beside the LLM's subqueries,
+	// so that a plan that misses the point cannot lose what the rules
+	// plan finds.
+	KeepQuestion bool
 }
 
 // DefaultConfig is the pipeline's default.
 func DefaultConfig() Config {
 	return Config{PlanTimeout: 20 * time.Second, SummaryTimeout: 60 * time.Second, Parallel: 4,
-		PerSubquery: 20, Summarize: 8, RRFK: 60}
+		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true}
 }
 
 // Service answers questions. LLM may be nil: then plans come from rules
@@ -134,6 +138,9 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		p, err := planWithLLM(pctx, s.LLM, text, nameSet)
 		cancel()
 		if err == nil {
+			if s.Config.KeepQuestion && !slices.Contains(p.Subqueries, text) && strings.TrimSpace(text) != "" {
+				p.Subqueries = append(p.Subqueries, strings.TrimSpace(text))
+			}
 			resp.Plan, resp.PlanSource = *p, "llm"
 		} else {
 			resp.PlanError = err.Error()

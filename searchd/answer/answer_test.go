@@ -110,6 +110,7 @@ func setup(t *testing.T, f *fakeOllama) (*Service, *httptest.Server) {
 	}
 	cfg := DefaultConfig()
 	cfg.PlanTimeout, cfg.SummaryTimeout = 500*time.Millisecond, 500*time.Millisecond
+	cfg.KeepQuestion = false // the tests check the model's plan as it came
 	return &Service{DB: db, Search: &search.Service{DB: db, Config: search.DefaultConfig()}, LLM: o, Config: cfg}, srv
 }
 
@@ -346,6 +347,10 @@ func TestGroundIn(t *testing.T) {
 			Plan{Subqueries: []string{"이사 날짜", "새 집"}}, "이사 날짜", "", false},
 		{"a prefix of four", "who went hiking?",
 			Plan{Subqueries: []string{"hike trip"}}, "", "", true},
+		{"one word of three kept", "when did she go to the LGBTQ support group?",
+			Plan{Subqueries: []string{"support meetings"}}, "", "", true},
+		{"two of three kept", "when did she go to the LGBTQ support group?",
+			Plan{Subqueries: []string{"support group meetings"}}, "support group meetings", "", false},
 		{"a shared stem", "who went hiking?",
 			Plan{Subqueries: []string{"hiking trail"}}, "hiking trail", "", false},
 	} {
@@ -388,5 +393,21 @@ func TestBadCitation(t *testing.T) {
 		if bad != (want != 0 || strings.Contains(answer, "[0]")) || n != want {
 			t.Errorf("badCitation(%q) = %d, %v", answer, n, bad)
 		}
+	}
+}
+
+// KeepQuestion searches the question (its names taken out) beside the
+// model's subqueries; the rules plan is left as it is.
+func TestKeepQuestion(t *testing.T) {
+	f := &fakeOllama{script: []string{`json:{"subqueries":["boiler broke"],"keywords":[]}`, "text:It broke [1]."}}
+	s, _ := setup(t, f)
+	s.Config.KeepQuestion = true
+	resp := ask(t, s, "what did alex say about the boiler?")
+	if resp.PlanSource != "llm" || strings.Join(resp.Plan.Subqueries, "|") != "boiler broke|what did say about the boiler?" {
+		t.Errorf("plan %s %q", resp.PlanSource, resp.Plan.Subqueries)
+	}
+	f.script = []string{"text:not json", "text:still not"}
+	if resp := ask(t, s, "what did alex say about the boiler?"); resp.PlanSource != "rules" || len(resp.Plan.Subqueries) != 1 {
+		t.Errorf("rules plan %q", resp.Plan.Subqueries)
 	}
 }
