@@ -136,6 +136,9 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if s.LLM != nil {
 		pctx, cancel := context.WithTimeout(ctx, s.Config.PlanTimeout)
 		p, err := planWithLLM(pctx, s.LLM, text, nameSet)
+		// langchaingo may answer "" without an error when the deadline
+		// cuts its stream: out of time all the same.
+		outOfTime := pctx.Err() != nil
 		cancel()
 		if err == nil {
 			if s.Config.KeepQuestion && !slices.Contains(p.Subqueries, text) && strings.TrimSpace(text) != "" {
@@ -146,7 +149,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 			resp.PlanError = err.Error()
 			// Unreachable or out of time: do not wait for it again.
 			var ne net.Error
-			llmDown = errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
+			llmDown = errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || outOfTime
 		}
 	} else {
 		resp.PlanError = "no LLM configured"

@@ -49,7 +49,9 @@ func TestQueryRealOllama(t *testing.T) {
 		{"ollama", llmtest.Multilingual, "민수가 이사 간다고 한 게 언제였지?"},
 		{"openai", llmtest.English, "who is moving to a new place?"},
 	} {
-		d := startServe(t, sock, "--data", data, "--llm=true", "--llm-api", c.api, "--ollama-url", url, "--ollama-model", c.model)
+		// Timeouts for a loaded machine, within the 3 minutes searchd query waits.
+		d := startServe(t, sock, "--data", data, "--llm=true", "--llm-api", c.api, "--ollama-url", url, "--ollama-model", c.model,
+			"--plan-timeout", "90s", "--summary-timeout", "80s")
 		out, err := run(t, "query", "--socket", sock, c.q)
 		if err != nil {
 			t.Fatalf("%s query: %v\n%s", c.model, err, out)
