@@ -39,12 +39,15 @@ type Config struct {
 	// so that a plan that misses the point cannot lose what the rules
 	// plan finds.
 	KeepQuestion bool
+	// PlanCoverage is the share of the question's content words a plan
+	// must keep to be taken: 0.5.
+	PlanCoverage float64
 }
 
 // DefaultConfig is the pipeline's default.
 func DefaultConfig() Config {
 	return Config{PlanTimeout: 20 * time.Second, SummaryTimeout: 60 * time.Second, Parallel: 4,
-		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true}
+		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true, PlanCoverage: 0.5}
 }
 
 // Service answers questions. LLM may be nil: then plans come from rules
@@ -135,7 +138,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	llmDown := false
 	if s.LLM != nil {
 		pctx, cancel := context.WithTimeout(ctx, s.Config.PlanTimeout)
-		p, err := planWithLLM(pctx, s.LLM, text, nameSet)
+		p, err := planWithLLM(pctx, s.LLM, text, nameSet, s.Config.PlanCoverage)
 		// langchaingo may answer "" without an error when the deadline
 		// cuts its stream: out of time all the same.
 		outOfTime := pctx.Err() != nil

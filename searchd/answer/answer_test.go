@@ -356,7 +356,7 @@ func TestGroundIn(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.plan
-			err := p.groundIn(c.q)
+			err := p.groundIn(c.q, 0.5)
 			if (err != nil) != c.wantRefusals {
 				t.Fatalf("groundIn: %v", err)
 			}

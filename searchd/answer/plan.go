@@ -100,7 +100,7 @@ func (p *Plan) validate(names map[string]bool) error {
 // must appear in the question, since
 // the model knows no other words the messages hold. It reports an error
 // when no subquery is left.
-func (p *Plan) groundIn(question string) error {
+func (p *Plan) groundIn(question string, coverage float64) error {
 	qt := lexical.Terms(question)
 	qBigrams := map[string]bool{}
 	for _, b := range strings.Fields(lexical.Bigrams(question)) {
@@ -154,7 +154,7 @@ func (p *Plan) groundIn(question string) error {
 	for _, s := range append(slices.Clone(subs), kws...) {
 		planText.WriteString(s + " ")
 	}
-	if have, want := covered(question, planText.String()); have*2 < want {
+	if have, want := covered(question, planText.String()); float64(have) < coverage*float64(want) {
 		return fmt.Errorf("partial plan: it keeps %d of the question's %d words", have, want)
 	}
 	p.Subqueries, p.Keywords = subs, kws
@@ -205,7 +205,7 @@ func init() {
 // planWithLLM asks the model for a plan, with one retry on a bad answer.
 // At temperature 0 the same prompt gets the same answer, so the retry
 // says what was wrong with the first.
-func planWithLLM(ctx context.Context, model LLM, question string, names map[string]bool) (*Plan, error) {
+func planWithLLM(ctx context.Context, model LLM, question string, names map[string]bool, coverage float64) (*Plan, error) {
 	var errs []error
 	for try := 0; try < 2; try++ {
 		prompt := "Question: " + question + "\nOutput:"
@@ -232,7 +232,7 @@ func planWithLLM(ctx context.Context, model LLM, question string, names map[stri
 			errs = append(errs, fmt.Errorf("invalid plan: %w", err))
 			continue
 		}
-		if err := p.groundIn(question); err != nil {
+		if err := p.groundIn(question, coverage); err != nil {
 			errs = append(errs, err)
 			continue
 		}

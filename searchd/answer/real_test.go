@@ -107,7 +107,7 @@ func TestRealPlanAndSummary(t *testing.T) {
 				if err := p.validate(map[string]bool{"alex": true}); err != nil {
 					t.Errorf("the model's plan was taken but is invalid: %v", err)
 				}
-				if err := p.groundIn("what did say about the boiler?"); err != nil || len(p.Subqueries) != len(resp.Plan.Subqueries) {
+				if err := p.groundIn("what did say about the boiler?", s.Config.PlanCoverage); err != nil || len(p.Subqueries) != len(resp.Plan.Subqueries) {
 					t.Errorf("the model's plan was taken but is off-topic: %v", err)
 				}
 			case "rules":

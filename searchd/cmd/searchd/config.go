@@ -88,6 +88,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.UseLLM, "llm", true, "use Ollama to plan and summarize (false: rule-based plans, results only)")
 	c.Answer = answer.DefaultConfig()
 	fs.Float64Var(&c.Answer.RRFK, "rrf-k", c.Answer.RRFK, "questions: reciprocal rank fusion constant k over a plan's subqueries")
+	fs.Float64Var(&c.Answer.PlanCoverage, "plan-coverage", c.Answer.PlanCoverage, "questions: the share of the question's words an LLM plan must keep to be taken (1: all)")
 	fs.BoolVar(&c.Answer.KeepQuestion, "keep-question", c.Answer.KeepQuestion, "questions: search the question itself beside the LLM's subqueries")
 	fs.DurationVar(&c.Answer.PlanTimeout, "plan-timeout", c.Answer.PlanTimeout, "how long a query plan may take before rules plan instead")
 	fs.DurationVar(&c.Answer.SummaryTimeout, "summary-timeout", c.Answer.SummaryTimeout, "how long a summary may take before results come alone")
