@@ -40,14 +40,14 @@ type Config struct {
 	// plan finds.
 	KeepQuestion bool
 	// PlanCoverage is the share of the question's content words a plan
-	// must keep to be taken: 0.5.
+	// must keep to be taken: 1, all of them.
 	PlanCoverage float64
 }
 
 // DefaultConfig is the pipeline's default.
 func DefaultConfig() Config {
 	return Config{PlanTimeout: 20 * time.Second, SummaryTimeout: 60 * time.Second, Parallel: 4,
-		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true, PlanCoverage: 0.5}
+		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true, PlanCoverage: 1}
 }
 
 // Service answers questions. LLM may be nil: then plans come from rules

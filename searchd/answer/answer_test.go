@@ -110,7 +110,8 @@ func setup(t *testing.T, f *fakeOllama) (*Service, *httptest.Server) {
 	}
 	cfg := DefaultConfig()
 	cfg.PlanTimeout, cfg.SummaryTimeout = 500*time.Millisecond, 500*time.Millisecond
-	cfg.KeepQuestion = false // the tests check the model's plan as it came
+	// The tests check the model's plan as it came, paraphrases allowed.
+	cfg.KeepQuestion, cfg.PlanCoverage = false, 0.5
 	return &Service{DB: db, Search: &search.Service{DB: db, Config: search.DefaultConfig()}, LLM: o, Config: cfg}, srv
 }
 
