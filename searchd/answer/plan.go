@@ -198,7 +198,8 @@ var stopwords = map[string]bool{}
 func init() {
 	for _, w := range strings.Fields(`the and for with what who whom whose which when where why how did does was were are
 		has have had that this these those from about into than then there their they them she her his him you your
-		our not any all can could would should will say said tell told talk talked conversation chat`) {
+		our not any all can could would should will say said tell told talk talked conversation chat
+		happen happened happens happening`) {
 		stopwords[w] = true
 	}
 }
