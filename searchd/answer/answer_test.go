@@ -104,12 +104,14 @@ func setup(t *testing.T, f *fakeOllama) (*Service, *httptest.Server) {
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	o, err := llm.New(srv.URL, "exaone3.5:7.8b", nil)
+	o, err := llm.New(llm.APIOllama, srv.URL, "exaone3.5:7.8b", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
 	cfg.PlanTimeout, cfg.SummaryTimeout = 500*time.Millisecond, 500*time.Millisecond
+	// The tests check the model's plan as it came, paraphrases allowed.
+	cfg.KeepQuestion, cfg.PlanCoverage = false, 0.5
 	return &Service{DB: db, Search: &search.Service{DB: db, Config: search.DefaultConfig()}, LLM: o, Config: cfg}, srv
 }
 
@@ -325,6 +327,7 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "messages were added, edited or deleted since this cursor was made")
 }
 
+<<<<<<< HEAD
 type noEmbedder struct{}
 
 func (noEmbedder) Dim() int                                                     { return 1 }
@@ -347,3 +350,90 @@ func TestSubqueryMode(t *testing.T) {
 		}
 	}
 }
+=======
+// Well-formed plans that are not about the question, as small real
+// models write them, are cut down or refused.
+func TestGroundIn(t *testing.T) {
+	for _, c := range []struct {
+		name, q      string
+		plan         Plan
+		subs, kws    string
+		wantRefusals bool
+	}{
+		{"a good plan", "find the talk about how hard job hunting was",
+			Plan{Subqueries: []string{"job hunt struggles", "job search stress"}, Keywords: []string{}}, "job hunt struggles|job search stress", "", false},
+		{"the prompt's example copied", "what did he say about the boiler?",
+			Plan{Subqueries: []string{"economics report edits", "report content changes"}, Keywords: []string{"claude"}}, "", "", true},
+		{"one stray subquery, an invented keyword", "when is the Steam sale?",
+			Plan{Subqueries: []string{"steam sale dates", "weather today"}, Keywords: []string{"Steam", "Epic"}}, "steam sale dates", "Steam", false},
+		{"only stop words shared", "what did they say about that?",
+			Plan{Subqueries: []string{"what they said"}}, "", "", true},
+		{"Korean by syllable pairs", "민수가 이사 간다고 한 게 언제였지?",
+			Plan{Subqueries: []string{"이사 날짜", "새 집"}}, "이사 날짜", "", false},
+		{"a prefix of four", "who went hiking?",
+			Plan{Subqueries: []string{"hike trip"}}, "", "", true},
+		{"one word of three kept", "when did she go to the LGBTQ support group?",
+			Plan{Subqueries: []string{"support meetings"}}, "", "", true},
+		{"two of three kept", "when did she go to the LGBTQ support group?",
+			Plan{Subqueries: []string{"support group meetings"}}, "support group meetings", "", false},
+		{"a shared stem", "who went hiking?",
+			Plan{Subqueries: []string{"hiking trail"}}, "hiking trail", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.plan
+			err := p.groundIn(c.q, 0.5)
+			if (err != nil) != c.wantRefusals {
+				t.Fatalf("groundIn: %v", err)
+			}
+			if err == nil && (strings.Join(p.Subqueries, "|") != c.subs || strings.Join(p.Keywords, "|") != c.kws) {
+				t.Errorf("kept %q %q, want %q %q", p.Subqueries, p.Keywords, c.subs, c.kws)
+			}
+		})
+	}
+	if err := (&Plan{Subqueries: []string{"the boiler"}}).validate(map[string]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Plan{Subqueries: []string{"minsu's boiler secret"}}).validate(map[string]bool{"minsu's": true}); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("a name in the plan: %v (the error must not quote the plan)", err)
+	}
+}
+
+func TestCheckSummary(t *testing.T) {
+	for answer, want := range map[string]string{
+		"Alex moved in March [1][2].": "",
+		"See [3].":                    "cited [3]",
+		"Alex moved in March.":        "cites no result",
+		"i replaced the boiler, i replaced the boiler, i replaced the boiler [1]": "repeats itself",
+	} {
+		err := checkSummary(answer, 2)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
+		}
+	}
+}
+
+func TestBadCitation(t *testing.T) {
+	for answer, want := range map[string]int{"Alex moved [1][2].": 0, "See [3].": 3, "[0] says so": 0, "no citation": 0} {
+		n, bad := badCitation(answer, 2)
+		if bad != (want != 0 || strings.Contains(answer, "[0]")) || n != want {
+			t.Errorf("badCitation(%q) = %d, %v", answer, n, bad)
+		}
+	}
+}
+
+// KeepQuestion searches the question (its names taken out) beside the
+// model's subqueries; the rules plan is left as it is.
+func TestKeepQuestion(t *testing.T) {
+	f := &fakeOllama{script: []string{`json:{"subqueries":["boiler broke"],"keywords":[]}`, "text:It broke [1]."}}
+	s, _ := setup(t, f)
+	s.Config.KeepQuestion = true
+	resp := ask(t, s, "what did alex say about the boiler?")
+	if resp.PlanSource != "llm" || strings.Join(resp.Plan.Subqueries, "|") != "boiler broke|what did say about the boiler?" {
+		t.Errorf("plan %s %q", resp.PlanSource, resp.Plan.Subqueries)
+	}
+	f.script = []string{"text:not json", "text:still not"}
+	if resp := ask(t, s, "what did alex say about the boiler?"); resp.PlanSource != "rules" || len(resp.Plan.Subqueries) != 1 {
+		t.Errorf("rules plan %q", resp.Plan.Subqueries)
+	}
+}
+>>>>>>> h15-ollama

@@ -3,7 +3,9 @@ package answer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,6 +37,9 @@ type CatchupResponse struct {
 	SummaryError string
 }
 
+// catchupTokens bounds a catch-up line and its keywords.
+const catchupTokens = 150
+
 const catchupPrompt = `You summarize one conversation from a group chat for someone catching up. Output exactly one JSON object and nothing else:
 {"summary": "<one short line saying what the conversation was about>", "keywords": ["<up to 5 distinctive words from it>"]}
 Use only what the messages say. Write in the language the messages are written in. Leave out people's names.`
@@ -63,8 +68,8 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 	}
 	resp := &CatchupResponse{}
 	model := ""
-	if o, ok := s.LLM.(*llm.Ollama); ok {
-		model = o.Model
+	if o, ok := s.LLM.(interface{ Name() string }); ok {
+		model = o.Name()
 	} else if s.LLM != nil {
 		model = "llm"
 	}
@@ -103,7 +108,7 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	out, err := s.LLM.Complete(ctx, llm.Request{System: catchupPrompt, Prompt: b.String(), Temperature: 0.3, JSON: true})
+	out, err := s.LLM.Complete(ctx, llm.Request{System: catchupPrompt, Prompt: b.String(), Temperature: 0.3, JSON: true, MaxTokens: catchupTokens})
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +117,16 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 		Keywords []string `json:"keywords"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.TrimSpace(r.Summary) == "" {
-		return nil, fmt.Errorf("summary is not the JSON asked for: %.80q", out)
+		// Not the answer in the error: it may quote the messages.
+		return nil, fmt.Errorf("summary is not the JSON asked for (%d bytes)", len(out))
 	}
+	// Small models copy the prompt's <placeholders> back.
+	if strings.HasPrefix(strings.TrimSpace(r.Summary), "<") {
+		return nil, errors.New("summary is the prompt's placeholder, not a summary")
+	}
+	r.Keywords = slices.DeleteFunc(r.Keywords, func(k string) bool {
+		return strings.TrimSpace(k) == "" || strings.HasPrefix(strings.TrimSpace(k), "<")
+	})
 	if utf8.RuneCountInString(r.Summary) > 200 {
 		r.Summary = string([]rune(r.Summary)[:200])
 	}

@@ -105,6 +105,14 @@ type timedLLM struct {
 	m     *metrics
 }
 
+// Name is the model's, so catch-up caches stay keyed by model.
+func (t timedLLM) Name() string {
+	if n, ok := t.inner.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "llm"
+}
+
 func (t timedLLM) Complete(ctx context.Context, r llm.Request) (string, error) {
 	start := time.Now()
 	out, err := t.inner.Complete(ctx, r)

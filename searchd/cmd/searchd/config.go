@@ -41,6 +41,7 @@ type Config struct {
 	Search   search.Config
 	Synonyms string
 
+	LLMAPI      string
 	OllamaURL   string
 	OllamaModel string
 	UseLLM      bool
@@ -81,11 +82,14 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.AuthorBoost, "author-boost", c.Search.AuthorBoost, "weight up messages by a person the query names, and take the name out of the query text (0: off)")
 	fs.Float64Var(&c.Search.SegmentWeight, "segment-weight", c.Search.SegmentWeight, "pipeline: final = w·segment + (1−w)·best message")
 	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
-	fs.StringVar(&c.OllamaURL, "ollama-url", llm.DefaultURL(os.Getenv("OLLAMA_HOST")), "local Ollama server (OLLAMA_HOST)")
-	fs.StringVar(&c.OllamaModel, "ollama-model", "exaone3.5:7.8b", "Ollama model for query plans and summaries")
+	fs.StringVar(&c.LLMAPI, "llm-api", llm.APIOllama, "the LLM server's API: ollama, or openai (/v1/chat/completions: llama.cpp's server, LM Studio, vLLM; key in DSEARCH_LLM_API_KEY if it needs one)")
+	fs.StringVar(&c.OllamaURL, "ollama-url", llm.DefaultURL(os.Getenv("OLLAMA_HOST")), "local LLM server (OLLAMA_HOST); with --llm-api openai, its root URL")
+	fs.StringVar(&c.OllamaModel, "ollama-model", "exaone3.5:7.8b", "model for query plans and summaries")
 	fs.BoolVar(&c.UseLLM, "llm", true, "use Ollama to plan and summarize (false: rule-based plans, results only)")
 	c.Answer = answer.DefaultConfig()
 	fs.Float64Var(&c.Answer.RRFK, "rrf-k", c.Answer.RRFK, "questions: reciprocal rank fusion constant k over a plan's subqueries")
+	fs.Float64Var(&c.Answer.PlanCoverage, "plan-coverage", c.Answer.PlanCoverage, "questions: the share of the question's words an LLM plan must keep to be taken (1: all)")
+	fs.BoolVar(&c.Answer.KeepQuestion, "keep-question", c.Answer.KeepQuestion, "questions: search the question itself beside the LLM's subqueries")
 	fs.DurationVar(&c.Answer.PlanTimeout, "plan-timeout", c.Answer.PlanTimeout, "how long a query plan may take before rules plan instead")
 	fs.DurationVar(&c.Answer.SummaryTimeout, "summary-timeout", c.Answer.SummaryTimeout, "how long a summary may take before results come alone")
 	fs.StringVar(&c.Aliases, "aliases", "", `alias file: JSON like {"철수": ["910000000000000001"]} mapping names to user IDs`)
@@ -96,9 +100,9 @@ func (c *Config) register(fs *flag.FlagSet) {
 func (c *Config) AnswerService(db *sqlite.DB, svc *search.Service) (*answer.Service, error) {
 	a := &answer.Service{DB: db, Search: svc, Config: c.Answer}
 	if c.UseLLM {
-		o, err := llm.New(c.OllamaURL, c.OllamaModel, nil)
+		o, err := llm.New(c.LLMAPI, llm.DefaultURL(c.OllamaURL), c.OllamaModel, nil)
 		if err != nil {
-			return nil, fmt.Errorf("ollama: %w", err)
+			return nil, fmt.Errorf("llm: %w", err)
 		}
 		a.LLM = o
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,8 +11,10 @@ import (
 	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 
 	"dsearch/searchd/answer"
 	"dsearch/searchd/index"
+	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
 )
@@ -26,6 +30,7 @@ import (
 func (m *Main) evalCmd() *ffcli.Command {
 	var cfg Config
 	var export, queries, mode, dump string
+	var summaries int
 	retrieval := command("retrieval", "--export DIR --queries FILE [flags]",
 		"import an export into a scratch database, embed it, run labelled queries and print recall@k and MRR", &cfg,
 		func(fs *flag.FlagSet) {
@@ -33,12 +38,13 @@ func (m *Main) evalCmd() *ffcli.Command {
 			fs.StringVar(&queries, "queries", "", `JSON lines: {"id", "query", "channel_id", "relevant": [message ids], "category"}`)
 			fs.StringVar(&mode, "mode", "", "one mode (pipeline, semantic, lexical, hybrid, or query: the whole question pipeline); default: all")
 			fs.StringVar(&dump, "dump", "", `write {"id", "mode", "ranked": [message ids]} lines here; in hybrid mode also "relevant", "kind" and "candidates" (each retriever's scored messages: scripts/fusion-replay.py)`)
+			fs.IntVar(&summaries, "summaries", 0, "mode query: also summarize the first N questions, to time the LLM's summaries")
 		},
 		func(ctx context.Context, _ []string) error {
 			if export == "" || queries == "" {
 				return errors.New("eval retrieval: --export and --queries are required")
 			}
-			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump)
+			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump, summaries)
 		})
 	var scfg Config
 	var sexport, gold, sdump, sorder string
@@ -76,7 +82,7 @@ type evalQuery struct {
 // evalKs are the cut-offs recall is reported at.
 var evalKs = []int{1, 5, 10, 25, 50}
 
-func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump string) error {
+func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump string, summaries int) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -146,17 +152,100 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 	if err != nil {
 		return err
 	}
+	var times *llmTimes
 	if ans.LLM != nil && slices.Contains(modes, queryMode) {
 		fmt.Fprintf(m.Stderr, "mode query plans with %s at %s (falls back to rules when it cannot)\n", cfg.OllamaModel, cfg.OllamaURL)
+		times = &llmTimes{inner: ans.LLM}
+		ans.LLM = times
 	}
 	for _, md := range modes {
-		scores, err := evalMode(ctx, svc, ans, md, qs, dumpw)
+		plans := &planStats{reasons: map[string]int{}}
+		scores, err := evalMode(ctx, svc, ans, md, qs, dumpw, plans, summaries)
 		if err != nil {
 			return fmt.Errorf("mode %s: %w", md, err)
 		}
 		printScores(m.Stdout, md, scores)
+		if md == queryMode {
+			plans.print(m.Stdout, times)
+		}
 	}
 	return nil
+}
+
+// llmTimes times an LLM's calls: plans ask for JSON, summaries do not.
+type llmTimes struct {
+	inner         answer.LLM
+	plan, summary []time.Duration
+}
+
+func (l *llmTimes) Complete(ctx context.Context, r llm.Request) (string, error) {
+	start := time.Now()
+	out, err := l.inner.Complete(ctx, r)
+	if r.JSON {
+		l.plan = append(l.plan, time.Since(start))
+	} else {
+		l.summary = append(l.summary, time.Since(start))
+	}
+	return out, err
+}
+
+// planStats counts where mode query's plans came from, and why the
+// model's were refused.
+type planStats struct {
+	llm, rules, answers, summarized int
+	reasons                         map[string]int
+}
+
+var (
+	urlRE    = regexp.MustCompile(`https?://\S+`)
+	digitsRE = regexp.MustCompile(`\d+`)
+)
+
+func (p *planStats) add(r *answer.Response) {
+	if r.PlanSource == "llm" {
+		p.llm++
+	} else {
+		p.rules++
+	}
+	if r.Answer != "" {
+		p.answers++
+	}
+	// Each try's error is a line: why the model's plan was not taken.
+	for _, line := range strings.Split(r.PlanError, "\n") {
+		if line != "" {
+			line = digitsRE.ReplaceAllString(urlRE.ReplaceAllString(line, "URL"), "N")
+			p.reasons[line[:min(len(line), 90)]]++
+		}
+	}
+}
+
+func (p *planStats) print(w io.Writer, t *llmTimes) {
+	n := p.llm + p.rules
+	fmt.Fprintf(w, "plans: %d of %d from the LLM (%.1f%%), %d by rules\n", p.llm, n, 100*float64(p.llm)/float64(max(n, 1)), p.rules)
+	reasons := slices.Collect(maps.Keys(p.reasons))
+	slices.SortFunc(reasons, func(a, b string) int { return cmp.Or(p.reasons[b]-p.reasons[a], strings.Compare(a, b)) })
+	for _, r := range reasons {
+		fmt.Fprintf(w, "  %4d× %s\n", p.reasons[r], r)
+	}
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(w, "LLM calls for plans: %s\n", quantiles(t.plan))
+	if p.summarized > 0 {
+		fmt.Fprintf(w, "summaries: %d answered of %d asked; LLM calls: %s\n", p.answers, p.summarized, quantiles(t.summary))
+	}
+}
+
+// quantiles is "n calls, p50 …, p90 …, max …".
+func quantiles(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := slices.Sorted(slices.Values(ds))
+	q := func(f float64) time.Duration {
+		return s[min(len(s)-1, int(f*float64(len(s))))].Round(10 * time.Millisecond)
+	}
+	return fmt.Sprintf("%d calls, p50 %s, p90 %s, max %s", len(s), q(0.5), q(0.9), s[len(s)-1].Round(10*time.Millisecond))
 }
 
 func readQueries(path string) ([]evalQuery, error) {
@@ -207,9 +296,10 @@ func (s *evalScores) add(cat string, recall []float64, rr float64) {
 // names to authors, the LLM's plan (or the rules'), fused subqueries.
 const queryMode search.Mode = "query"
 
-func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md search.Mode, qs []evalQuery, dump *bufio.Writer) (*evalScores, error) {
+func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md search.Mode, qs []evalQuery, dump *bufio.Writer,
+	plans *planStats, summaries int) (*evalScores, error) {
 	scores := &evalScores{n: map[string]int{}, recall: map[string][]float64{}, rr: map[string]float64{}}
-	for _, q := range qs {
+	for i, q := range qs {
 		ch, err := strconv.ParseInt(q.ChannelID, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: channel_id: %w", q.ID, err)
@@ -217,9 +307,14 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 		var rankedIDs []int64
 		var extra map[string]any // for the dump
 		if md == queryMode {
-			resp, err := ans.Query(ctx, answer.Request{Question: q.Query, Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true})
+			resp, err := ans.Query(ctx, answer.Request{Question: q.Query, Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true,
+				NoSummary: i >= summaries})
 			if err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			plans.add(resp)
+			if i < summaries {
+				plans.summarized++
 			}
 			rankedIDs = resp.RankedMessages
 		} else {

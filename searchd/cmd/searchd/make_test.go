@@ -52,3 +52,55 @@ func TestMakeDepsBuildUsesORT(t *testing.T) {
 		}
 	}
 }
+
+// With make ollama's build/ollama.mk, make run and make demo start a
+// private Ollama with the small multilingual model, unless the user's
+// OLLAMA_HOST names one; without it they use OLLAMA_HOST or the default.
+func TestMakeRunPrivateOllama(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	mk, err := os.ReadFile("../../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, ollamaMk, host string
+		want, not            []string
+	}{
+		{"private", "OLLAMA_BIN := /c/ollama\nOLLAMA_MODELS_DIR := /c/models\n", "",
+			[]string{"scripts/ollama-serve.sh /c/ollama /c/models", "--ollama-model gemma3:270m", "--plan-timeout 60s", `kill $ollama_pid`}, nil},
+		{"the user's", "OLLAMA_BIN := /c/ollama\nOLLAMA_MODELS_DIR := /c/models\n", "127.0.0.1:9",
+			[]string{"--ollama-model exaone3.5:7.8b", "--plan-timeout 5s"}, []string{"ollama-serve.sh"}},
+		{"none built", "", "",
+			[]string{"--ollama-url ${OLLAMA_HOST:-http://127.0.0.1:11434}", "--ollama-model exaone3.5:7.8b"}, []string{"ollama-serve.sh"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o600)
+			os.Mkdir(filepath.Join(dir, "build"), 0o700)
+			if c.ollamaMk != "" {
+				os.WriteFile(filepath.Join(dir, "build", "ollama.mk"), []byte(c.ollamaMk), 0o600)
+			}
+			for _, goal := range []string{"run", "demo-run"} {
+				cmd := exec.Command("make", "-n", "GO=true", goal)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "OLLAMA_HOST="+c.host, "DSEARCH_CACHE="+filepath.Join(dir, "cache"))
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("make -n %s: %v\n%s", goal, err, out)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(string(out), w) {
+						t.Errorf("make %s lacks %q:\n%s", goal, w, out)
+					}
+				}
+				for _, w := range c.not {
+					if strings.Contains(string(out), w) {
+						t.Errorf("make %s has %q:\n%s", goal, w, out)
+					}
+				}
+			}
+		})
+	}
+}

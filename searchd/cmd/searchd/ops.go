@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"dsearch/searchd/embed"
+	"dsearch/searchd/llm"
 	"dsearch/searchd/socket"
 	"dsearch/searchd/sqlite"
 	"dsearch/shared/api"
@@ -234,7 +235,7 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 	}
 	// Ollama.
 	if cfg.UseLLM {
-		ok, format, args := ollamaCheck(ctx, cfg.OllamaURL, cfg.OllamaModel)
+		ok, format, args := llmCheck(ctx, cfg.LLMAPI, llm.DefaultURL(cfg.OllamaURL), cfg.OllamaModel)
 		add(ok, format, args...)
 	}
 	// Disk space.
@@ -250,26 +251,55 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 	return out
 }
 
-// ollamaCheck asks Ollama for its models (GET /api/tags).
-func ollamaCheck(ctx context.Context, url, model string) (bool, string, []any) {
+// llmCheck asks the LLM server for its version and models: Ollama's
+// GET /api/version and /api/tags, or an OpenAI-compatible GET /v1/models.
+func llmCheck(ctx context.Context, api, url, model string) (bool, string, []any) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(url, "/")+"/api/tags", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	get := func(path string, v any) error {
+		req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(url, "/")+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", path, resp.Status)
+		}
+		return json.NewDecoder(resp.Body).Decode(v)
+	}
+	if api == llm.APIOpenAI {
+		var list struct {
+			Data []struct{ ID string } `json:"data"`
+		}
+		path := "/v1/models"
+		if strings.HasSuffix(strings.TrimSuffix(url, "/"), "/v1") {
+			path = "/models"
+		}
+		if err := get(path, &list); err != nil {
+			return false, "the OpenAI-compatible server at %s is not reachable or answered oddly: %v", []any{url, err}
+		}
+		for _, m := range list.Data {
+			if m.ID == model || strings.TrimSuffix(m.ID, ":latest") == model {
+				return true, "the OpenAI-compatible server at %s has %s", []any{url, model}
+			}
+		}
+		return false, "the OpenAI-compatible server at %s does not serve %s (it has %d models; set --ollama-model)", []any{url, model, len(list.Data)}
+	}
+	var v struct{ Version string }
+	if err := get("/api/version", &v); err != nil {
 		return false, "Ollama at %s is not reachable: %v (start it: ollama serve; or --llm=false for results only)", []any{url, err}
 	}
-	defer resp.Body.Close()
 	var tags struct {
 		Models []struct{ Name string } `json:"models"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil || resp.StatusCode != http.StatusOK {
-		return false, "Ollama at %s answered oddly: %v", []any{url, err}
+	if err := get("/api/tags", &tags); err != nil {
+		return false, "Ollama %s at %s answered oddly: %v", []any{v.Version, url, err}
 	}
 	for _, mdl := range tags.Models {
 		if mdl.Name == model || strings.TrimSuffix(mdl.Name, ":latest") == model {
-			return true, "Ollama at %s has %s", []any{url, model}
+			return true, "Ollama %s at %s has %s", []any{v.Version, url, model}
 		}
 	}
-	return false, "Ollama at %s does not have %s (fix: ollama pull %s)", []any{url, model, model}
+	return false, "Ollama %s at %s does not have %s (fix: ollama pull %s)", []any{v.Version, url, model, model}
 }

@@ -1,0 +1,95 @@
+// Package llmtest runs a real Ollama for tests: the binary and models
+// directory `make ollama` built (DSEARCH_TEST_OLLAMA and
+// DSEARCH_TEST_OLLAMA_MODELS, set by `make test`), served on a free
+// loopback port for one test binary and stopped when it ends.
+package llmtest
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The models `make ollama` imports.
+const (
+	English      = "smollm2:135m" // SmolLM2 135M Instruct Q4_1
+	Multilingual = "gemma3:270m"  // Gemma 3 270M Q4_K_M
+)
+
+var (
+	once    sync.Once
+	url     string
+	cmd     *exec.Cmd
+	logs    *os.File
+	started error
+)
+
+// Main runs the tests and then stops the server, if one was started:
+// call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if cmd != nil {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		os.Remove(logs.Name())
+	}
+	os.Exit(code)
+}
+
+// URL returns the real server's URL, starting it on first use. Without
+// DSEARCH_TEST_OLLAMA the test is skipped, saying how to get one; with
+// it, a server that does not come up fails the test.
+func URL(t testing.TB) string {
+	t.Helper()
+	bin, models := os.Getenv("DSEARCH_TEST_OLLAMA"), os.Getenv("DSEARCH_TEST_OLLAMA_MODELS")
+	if bin == "" || models == "" {
+		t.Skip("no real Ollama: DSEARCH_TEST_OLLAMA and DSEARCH_TEST_OLLAMA_MODELS unset (make test builds one with make ollama)")
+	}
+	once.Do(func() { started = start(bin, models) })
+	if started != nil {
+		t.Fatalf("real Ollama: %v", started)
+	}
+	return url
+}
+
+func start(bin, models string) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	host := l.Addr().String()
+	l.Close()
+	if logs, err = os.CreateTemp("", "ollama-test-*.log"); err != nil {
+		return err
+	}
+	cmd = exec.Command(bin, "serve")
+	// Its own models, no telemetry of any kind, one model at a time.
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+host, "OLLAMA_MODELS="+models,
+		"OLLAMA_NOPRUNE=1", "OLLAMA_MAX_LOADED_MODELS=2", "OLLAMA_KEEP_ALIVE=10m")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	url = "http://" + host
+	for i := 0; i < 150; i++ {
+		if resp, err := http.Get(url + "/api/version"); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(logs.Name())
+	return fmt.Errorf("%s serve did not answer on %s:\n%s", bin, host, tail(string(b)))
+}
+
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-20):], "\n")
+}
