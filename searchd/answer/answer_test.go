@@ -327,7 +327,6 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "messages were added, edited or deleted since this cursor was made")
 }
 
-<<<<<<< HEAD
 type noEmbedder struct{}
 
 func (noEmbedder) Dim() int                                                     { return 1 }
@@ -350,7 +349,7 @@ func TestSubqueryMode(t *testing.T) {
 		}
 	}
 }
-=======
+
 // Well-formed plans that are not about the question, as small real
 // models write them, are cut down or refused.
 func TestGroundIn(t *testing.T) {
@@ -436,4 +435,3 @@ func TestKeepQuestion(t *testing.T) {
 		t.Errorf("rules plan %q", resp.Plan.Subqueries)
 	}
 }
->>>>>>> h15-ollama
