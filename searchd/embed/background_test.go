@@ -70,9 +70,11 @@ func TestQueryOvertakesBackgroundBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	long := make([]string, 4) // batches of several under attentionBudget
+	// About 200 tokens each: a batch of all four stays under a
+	// background worker's share of attentionBudget.
+	long := make([]string, 4)
 	for i := range long {
-		long[i] = strings.Repeat(fmt.Sprintf("the plumber %d fixed the boiler and the radiator ", i), 80)
+		long[i] = strings.Repeat(fmt.Sprintf("the plumber %d fixed the boiler and the radiator ", i), 20)
 	}
 	running, bgDone := make(chan struct{}), make(chan error, 1)
 	var once sync.Once
@@ -85,7 +87,11 @@ func TestQueryOvertakesBackgroundBatch(t *testing.T) {
 		_, err := m.EmbedPassages(Background(context.Background()), long)
 		bgDone <- err
 	}()
-	<-running
+	select {
+	case <-running:
+	case err := <-bgDone:
+		t.Fatalf("the background texts ran in no batch of several (err %v): the test needs one to overtake", err)
+	}
 	if _, err := m.EmbedQuery(context.Background(), "who fixed the boiler?"); err != nil {
 		t.Fatal(err)
 	}
