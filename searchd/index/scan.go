@@ -40,10 +40,10 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 			continue
 		}
 		rows := m.rows[id]
-		b := rows[0]
+		b, bs := rows[0], score(rows[0])
 		for _, r := range rows[1:] {
-			if score(r) > score(b) {
-				b = r
+			if s := score(r); s > bs {
+				b, bs = r, s
 			}
 		}
 		best[id] = b

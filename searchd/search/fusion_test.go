@@ -49,7 +49,9 @@ func TestFusedOrderExact(t *testing.T) {
 }
 
 // Through Search: a word asked for alone finds the message holding it
-// first in hybrid mode.
+// first in hybrid mode. (In this small corpus the semantic side agrees, so
+// this checks the path end to end; TestFusedOrderExact is what fails if
+// the exact rule goes.)
 func TestHybridExactQueryKeepsItsWords(t *testing.T) {
 	s := setup(t)
 	resp := run(t, s, Request{Query: "보일러", Mode: Hybrid, RankedMessages: true})
