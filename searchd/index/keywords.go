@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"runtime/debug"
@@ -14,12 +15,16 @@ import (
 
 // Keywords keeps an in-memory keyword index (lexical.Index) current with
 // the database. Load reads every message; afterwards each use applies the
-// messages changed since (sqlite's text_changes log), and an import (which
-// does not log each message) makes it load again in the background. While
-// it loads, Current returns nil and keyword search runs on FTS5.
+// messages changed since (sqlite's text_changes log, which imports write
+// too). A backlog of more than MaxCatchUp changes, or a bump of the text
+// epoch, makes it load again in the background instead. While it loads,
+// Current returns nil and keyword search runs on FTS5.
 type Keywords struct {
 	DB  *sqlite.DB
 	Log *slog.Logger
+	// MaxCatchUp is the most changes a search applies before it runs;
+	// 0 means DefaultMaxCatchUp.
+	MaxCatchUp int64
 
 	ready     atomic.Pointer[lexical.Index]
 	reloading atomic.Bool
@@ -47,6 +52,11 @@ func (k *Keywords) Load(ctx context.Context) error {
 	return nil
 }
 
+// DefaultMaxCatchUp: an import's batch (5,000 messages) is applied in
+// tens of milliseconds; the first import into an empty database, or a
+// daemon that was down through an import, is a reload's work.
+const DefaultMaxCatchUp = 20_000
+
 // Len is the number of messages in the index (0 while loading).
 func (k *Keywords) Len() int {
 	if idx := k.ready.Load(); idx != nil {
@@ -73,6 +83,9 @@ func (k *Keywords) Current(ctx context.Context) (*lexical.Index, error) {
 		return nil, nil
 	case st.Version == k.state.Version:
 		return idx, nil
+	case st.Seq-k.state.Seq > cmp.Or(k.MaxCatchUp, DefaultMaxCatchUp):
+		k.reload()
+		return nil, nil
 	}
 	changed, deleted, upTo, err := k.DB.TextChanges(ctx, k.state.Seq)
 	if err != nil {

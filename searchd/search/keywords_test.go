@@ -142,17 +142,27 @@ func TestMemoryIndexFollowsChanges(t *testing.T) {
 	if got := find("museum"); len(got) != 2 {
 		t.Errorf("after trimming: %v", got)
 	}
-	// An import logs no messages: the index loads again, and keyword search
-	// runs on FTS5 until it has.
+	// An import logs its messages as well: the next search applies them.
 	imported := m(6, general, bob, 4*time.Hour, "museum from an export")
 	if _, err := db.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{imported}}, segment.DefaultRules,
 		&sqlite.Checkpoint{Path: "x.json", Complete: true}); err != nil {
 		t.Fatal(err)
 	}
-	if idx, err := kw.Current(ctx); err != nil || idx != nil {
-		t.Errorf("after an import: index %v, %v; want none while it reloads", idx, err)
+	if idx, err := kw.Current(ctx); err != nil || idx == nil {
+		t.Fatalf("after an import: index %v, %v; want it current", idx, err)
 	}
 	if got := find("museum"); len(got) != 3 {
+		t.Errorf("after an import: %v", got)
+	}
+	// A backlog larger than a search should apply loads the index again,
+	// and keyword search runs on FTS5 until it has.
+	kw.MaxCatchUp = 1
+	apply(&searchd.Batch{Messages: []searchd.Message{m(7, general, bob, 5*time.Hour, "museum at night"),
+		m(8, general, alice, 5*time.Hour+time.Minute, "museum closed")}})
+	if idx, err := kw.Current(ctx); err != nil || idx != nil {
+		t.Errorf("after 2 changes with MaxCatchUp 1: index %v, %v; want none while it reloads", idx, err)
+	}
+	if got := find("museum"); len(got) != 5 {
 		t.Errorf("during the reload (FTS5): %v", got)
 	}
 	waitFor := time.Now().Add(5 * time.Second)
@@ -162,9 +172,10 @@ func TestMemoryIndexFollowsChanges(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if kw.Len() != 3 {
-		t.Errorf("reloaded index holds %d messages, want 3 (1, 3 and 6)", kw.Len())
+	if kw.Len() != 5 {
+		t.Errorf("reloaded index holds %d messages, want 5 (1, 3, 6, 7 and 8)", kw.Len())
 	}
+	kw.MaxCatchUp = 0
 	// A channel filter brings the channel's public threads, not private ones.
 	pub, priv := m(4, 201, alice, 3*time.Hour, "museum tickets"), m(5, 202, alice, 3*time.Hour, "museum secret")
 	apply(&searchd.Batch{Channels: []searchd.Channel{{ID: games, Name: "games"}, {ID: 201, ParentID: games, Kind: "GuildPublicThread"},

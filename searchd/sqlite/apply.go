@@ -38,7 +38,6 @@ func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, 
 			return err
 		}
 		defer a.close()
-		a.logText = cp == nil
 		if res, err = a.apply(b); err != nil {
 			return err
 		}
@@ -76,11 +75,7 @@ type applier struct {
 	now   int64
 
 	tombstones bool // any tombstone exists: check inserts against them
-	// logText records each changed message in text_changes for the
-	// in-memory keyword index; an import instead bumps text_epoch once,
-	// and the index reloads.
-	logText bool
-	stmts   map[string]*sql.Stmt
+	stmts      map[string]*sql.Stmt
 
 	spans   map[int64]*span   // by segment ID
 	current map[int64]*span   // channel → its most recently started segment
@@ -188,19 +183,14 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if res.Inserted+res.Updated+res.Deleted == 0 {
 		return res, nil
 	}
-	if !a.logText {
-		if _, err := a.tx.ExecContext(a.ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'text_epoch'`); err != nil {
-			return res, err
-		}
-	}
 	return res, bumpIndexVersion(a.ctx, a.tx)
 }
 
-// textChanged notes a message whose text the keyword index must read again.
+// textChanged notes a message whose text the keyword index must read
+// again. Imports log theirs too: a daemon running beside an import then
+// applies each batch's few thousand changes instead of reading every
+// message again after each batch (index.Keywords).
 func (a *applier) textChanged(id int64) error {
-	if !a.logText {
-		return nil
-	}
 	_, err := a.exec(`INSERT INTO text_changes (message_id) VALUES (?)`, id)
 	return err
 }
