@@ -29,6 +29,9 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 	if err := cfg.validate(); err != nil {
 		return err
 	}
+	if m.Yield != nil {
+		m.Yield()
+	}
 	// A path it cannot read is reported, and everything else imported.
 	files, unreadable := ingest.Files(paths)
 	if unreadable != nil {

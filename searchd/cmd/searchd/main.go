@@ -44,10 +44,14 @@ func main() {
 // Main is the program, separate from main so tests can run it whole.
 type Main struct {
 	Stdout, Stderr io.Writer
+	// Yield lowers an import's CPU priority, so that a daemon's searches
+	// beside it go first. The process's own Main sets it; tests, which
+	// run commands inside the test binary, do not.
+	Yield func()
 }
 
 // NewMain returns a Main writing to the process's stdout and stderr.
-func NewMain() *Main { return &Main{Stdout: os.Stdout, Stderr: os.Stderr} }
+func NewMain() *Main { return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Yield: lowerPriority} }
 
 // subcommands lists searchd's commands.
 func (m *Main) subcommands() []*ffcli.Command {
