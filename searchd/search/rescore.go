@@ -112,7 +112,7 @@ func (q *query) embedMissing(ctx context.Context, msgs map[int64][]sqlite.Stored
 			}
 		}
 	}
-	if len(texts) == 0 || q.svc.Config.RescoreBudget <= 0 {
+	if len(texts) == 0 || q.svc.Config.RescoreBudget <= 0 || q.svc.Busy != nil && q.svc.Busy() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, q.svc.Config.RescoreBudget)

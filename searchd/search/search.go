@@ -84,6 +84,12 @@ type Service struct {
 	// otherwise FTS5 does.
 	Keywords *index.Keywords
 	Config   Config
+	// Busy, when set and true, means searches are waiting to run: a
+	// search then embeds no message on the fly (RescoreBudget). Those
+	// rank without a vector for the seconds until the embedding job has
+	// them, rather than every search spending the budget while others
+	// queue behind it.
+	Busy func() bool
 
 	filters filterCache
 }

@@ -35,6 +35,9 @@ func NewGate(running, queued int) *Gate {
 // SQLite or the model while another computes), and queues 64.
 func defaultGate() *Gate { return NewGate(max(2, runtime.GOMAXPROCS(0)), 64) }
 
+// Queued reports whether requests are waiting for a place to run.
+func (g *Gate) Queued() bool { return g.waiting.Load() > int64(cap(g.run)) }
+
 // idleAfter is how long the gate stays empty after a busy spell before
 // the heap that spell grew is handed back to the OS.
 const idleAfter = 2 * time.Second

@@ -40,6 +40,9 @@ func TestGateQueuesThenRefuses(t *testing.T) {
 	}
 	first := start(context.Background())
 	<-entered
+	if g.Queued() {
+		t.Error("Queued with one request running and none waiting")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gaveUp := start(ctx)
 	waitInside(2)
@@ -49,6 +52,9 @@ func TestGateQueuesThenRefuses(t *testing.T) {
 	}
 	second := start(context.Background())
 	waitInside(2)
+	if !g.Queued() {
+		t.Error("not Queued with a request waiting for the only slot")
+	}
 
 	rec := httptest.NewRecorder()
 	h(rec, httptest.NewRequest("GET", "/v1/search?q=x", nil))

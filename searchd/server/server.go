@@ -119,6 +119,9 @@ func (s *Server) Handler() http.Handler {
 	if s.Queries == nil {
 		s.Queries = defaultGate()
 	}
+	if s.Search != nil && s.Search.Busy == nil {
+		s.Search.Busy = func() bool { return s.Searches.Queued() || s.Queries.Queued() }
+	}
 	if s.Answer != nil && s.Answer.LLM != nil {
 		if _, done := s.Answer.LLM.(timedLLM); !done {
 			s.Answer.LLM = timedLLM{inner: s.Answer.LLM, m: met}
