@@ -17,7 +17,8 @@ import (
 // the database. Load reads every message; afterwards each use applies the
 // messages changed since (sqlite's text_changes log, which imports write
 // too). A backlog of more than MaxCatchUp changes, or a bump of the text
-// epoch, makes it load again in the background instead. While it loads,
+// epoch (what imports did before they logged their messages), makes it
+// load again in the background instead. While it loads,
 // Current returns nil and keyword search runs on FTS5.
 type Keywords struct {
 	DB  *sqlite.DB
