@@ -76,6 +76,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	resp.KeywordFallback = resp.KeywordFallback || q.lexicalFallback
 	if req.Mode != Lexical && s.Config.MinSimilarity > 0 && len(ranked) == 0 {
 		resp.NoConfidentResults = true
 	}
@@ -122,6 +123,9 @@ type query struct {
 	candidates map[string][]Scored
 	// embedded counts message texts embedded on the fly.
 	embedded int
+	// lexicalFallback: no message held the query's words and a keyword,
+	// so the lexical side searched without the keywords.
+	lexicalFallback bool
 	// unread: the model reads too little of text for its ranking to
 	// count (Config.MinReading).
 	unread bool
