@@ -32,7 +32,7 @@ import (
 // tell, so the reading decides. Then the lexical candidates come first,
 // in lexical order, and the semantic side only orders the candidates
 // lexical did not find, after them (on Korean sets with the English
-// model, hybrid had lost 4 and 16 points to lexical; docs/retrieval.md).
+// model, hybrid had lost 3 and 15 points to lexical; docs/retrieval.md).
 func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	// The retrievers are independent: run them side by side.
 	var lex []Result
