@@ -3,7 +3,7 @@
 
 `searchd eval retrieval --mode hybrid --dump FILE` writes, per question,
 each retriever's scored messages (the top 100 of each that hybrid fuses),
-the relevant messages and how the query read. This script ranks them again
+the relevant messages, how the query read and the model's reading of it. This script ranks them again
 by each fusion tried in docs/retrieval.md ("Fusion") and prints recall@10:
 
     scripts/fusion-replay.py SET=DUMP[:EXPORT_DIR] ...
@@ -50,14 +50,19 @@ def rrf_kind(q):  # the fusion before: RRF k = 60, the classifier's weights
     return ranked(sc)
 
 
-def combsum(norm, exact_first=False, sem_conf=False):
+def combsum(norm, exact_first=False, sem_conf=False, unread_first=False, by_reading=False):
     def f(q):
         L, S = norm(q["L"]), norm(q["S"])
         c = 1.0
         if sem_conf:  # semantic weighted by how far its top stands out
             c = min(1, max(0, (max(S.values(), default=0) - 1) / 2))
-        sc = {i: L.get(i, 0) + c * S.get(i, 0) for i in set(L) | set(S)}
-        return ranked(sc, set(L) if exact_first and q["kind"] == "exact" else None)
+        if by_reading:  # semantic weighted by the model's reading of the query
+            c = q["reading"]
+        unread = unread_first and q["unread"]
+        # unread: a lexical candidate's lexical z alone, the hits first
+        sc = {i: L[i] if unread and i in L else L.get(i, 0) + c * S.get(i, 0) for i in set(L) | set(S)}
+        first = exact_first and q["kind"] == "exact" or unread
+        return ranked(sc, set(L) if first else None)
     return f
 
 
@@ -82,7 +87,10 @@ FUSIONS = [
     ("RRF k = 60, kind weights (before)", rrf_kind),
     ("min-max normalized sum", combsum(minmax)),
     ("z-score sum", combsum(z)),
-    ("z-score sum, an exact query's hits first (chosen)", combsum(z, exact_first=True)),
+    ("z-score sum, an exact query's hits first (before)", combsum(z, exact_first=True)),
+    ("z-score sum, exact hits first, semantic weighted by the reading", combsum(z, exact_first=True, by_reading=True)),
+    ("z-score sum, exact hits first, lexical alone first for a query the model cannot read (chosen)",
+     combsum(z, exact_first=True, unread_first=True)),
     ("z-score sum, semantic weighted by how far its top stands out", combsum(z, exact_first=True, sem_conf=True)),
     ("lexical z over the whole channel (unlisted messages score 0)", channel_z),
 ]
@@ -104,6 +112,8 @@ def load(dump, export):
         qs.append({
             "rel": {str(x) for x in d["relevant"]},
             "kind": d["kind"],
+            "reading": d.get("reading", 1),
+            "unread": d.get("unread", False),
             "L": [(str(x["id"]), x["score"]) for x in (c.get("lexical") or [])][:W],
             "S": [(str(x["id"]), x["score"]) for x in (c.get("semantic") or [])][:W],
             "N": sizes.get(d["channel_id"], 0),

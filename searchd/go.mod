@@ -15,6 +15,7 @@ require (
 	github.com/tmc/langchaingo v0.1.14
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
+	golang.org/x/text v0.32.0
 	google.golang.org/protobuf v1.36.11
 	modernc.org/sqlite v1.62.0
 )
@@ -56,7 +57,6 @@ require (
 	golang.org/x/crypto v0.46.0 // indirect
 	golang.org/x/exp v0.0.0-20251219203646-944ab1f22d93 // indirect
 	golang.org/x/image v0.34.0 // indirect
-	golang.org/x/text v0.32.0 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect

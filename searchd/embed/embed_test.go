@@ -195,6 +195,20 @@ func TestRealModel(t *testing.T) {
 		[]string{"our heating failed and there is no hot water, the plumber comes later",
 			"I'm moving to a new apartment near the office in April",
 			"finally finished the game, the story of Kojima's delivery simulator is wild"})
+	// Reading: English is read by every model here; Korean by a
+	// multilingual one, not by the English e5-small-v2.
+	for _, c := range []struct {
+		text string
+		read bool
+	}{
+		{"who is moving house next month?", true},
+		{"학교에서 보일러 수리 기사님이 오셨어", !strings.HasPrefix(m.Name(), "e5-small-v2")},
+	} {
+		r, err := m.Reading(c.text)
+		if err != nil || (r >= 0.5) != c.read {
+			t.Errorf("%s reads %q at %.2f (%v); want it read: %v", m.Name(), c.text, r, err, c.read)
+		}
+	}
 }
 
 // unigramIDs reads the ids of the Unigram fixture's pieces from its

@@ -62,6 +62,8 @@ type Model struct {
 	// unigram, when set, tokenizes in place of hugot's tokenizer
 	// (tokenizer.go).
 	unigram *unigram.Tokenizer
+	// reader measures Reading.
+	reader *reader
 	// testRunning, set by tests, is called as each inference starts, with
 	// its batch size.
 	testRunning func(batch int)
@@ -109,6 +111,13 @@ func Load(dir string, opts Options) (*Model, error) {
 		s.Destroy()
 		return nil, err
 	}
+	var rd *reader
+	if tk != nil {
+		rd = newReader(tk.Vocabulary(), nil)
+	} else if rd, err = wordPieceReader(dir); err != nil {
+		s.Destroy()
+		return nil, err
+	}
 	pcfg := hugot.FeatureExtractionConfig{ModelPath: dir, Name: "embed"}
 	if tk != nil {
 		// hugot would load tokenizer.json too: show it the directory
@@ -144,7 +153,7 @@ func Load(dir string, opts Options) (*Model, error) {
 	if tk := p.Model.Tokenizer; tk != nil {
 		tk.MaxAllowedTokens = cfg.MaxTokens // the Go tokenizer's truncation
 	}
-	m := &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, unigram: tk, LoadTime: time.Since(start),
+	m := &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, unigram: tk, reader: rd, LoadTime: time.Since(start),
 		low: make(chan func()), closed: make(chan struct{})}
 	if opts.Backend == ORT {
 		// A worker per core: the job's batches run side by side there,

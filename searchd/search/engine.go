@@ -61,6 +61,9 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
 		resp.QueryEmbedTime = time.Since(start)
+		resp.Reading = s.Reading(q.text)
+		q.unread = resp.Reading < s.Config.MinReading
+		resp.Unread = q.unread
 		switch req.Mode {
 		case Semantic:
 			ranked, err = q.semantic(ctx, s.Config.Window)
@@ -73,6 +76,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	resp.KeywordFallback = resp.KeywordFallback || q.lexicalFallback
 	if req.Mode != Lexical && s.Config.MinSimilarity > 0 && len(ranked) == 0 {
 		resp.NoConfidentResults = true
 	}
@@ -119,6 +123,32 @@ type query struct {
 	candidates map[string][]Scored
 	// embedded counts message texts embedded on the fly.
 	embedded int
+	// lexicalFallback: no message held the query's words and a keyword,
+	// so the lexical side searched without the keywords.
+	lexicalFallback bool
+	// unread: the model reads too little of text for its ranking to
+	// count (Config.MinReading).
+	unread bool
+}
+
+// Reading is the share of text's letters the model reads as words or
+// parts of words (Reader); 1 when the model cannot say.
+func (s *Service) Reading(text string) float64 {
+	rd, ok := s.Embedder.(Reader)
+	if !ok {
+		return 1
+	}
+	r, err := rd.Reading(text)
+	if err != nil {
+		return 1 // embedding the query failed or will: not the place to say so
+	}
+	return r
+}
+
+// Unread reports whether the model reads too little of text for its
+// ranking to count (Config.MinReading).
+func (s *Service) Unread(text string) bool {
+	return s.Embedder != nil && s.Reading(text) < s.Config.MinReading
 }
 
 // allowed returns the segments the filters (and, if with, the keywords)

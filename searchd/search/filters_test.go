@@ -33,3 +33,20 @@ func TestFilterCacheFollowsChanges(t *testing.T) {
 		t.Errorf("in another channel: want the keyword fallback, got top message %d", top(resp))
 	}
 }
+
+// A keyword no message holds beside the query's words: the lexical side
+// searches without it and says so, as the semantic side does.
+func TestLexicalKeywordFallback(t *testing.T) {
+	bothIndexes(t, setup(t), func(t *testing.T, s *Service) {
+		for _, mode := range []Mode{Lexical, Hybrid} {
+			resp := run(t, s, Request{Query: "landlord lease", Keywords: []string{"xyzzy"}, Mode: mode, RankedMessages: true})
+			if !resp.KeywordFallback || len(resp.RankedMessages) == 0 || resp.RankedMessages[0] != 5 {
+				t.Errorf("%s: fallback %v, ranked %v; want message 5 by its words", mode, resp.KeywordFallback, resp.RankedMessages)
+			}
+			resp = run(t, s, Request{Query: "landlord lease", Keywords: []string{"house"}, Mode: mode, RankedMessages: true})
+			if resp.KeywordFallback || len(resp.RankedMessages) == 0 || resp.RankedMessages[0] != 5 {
+				t.Errorf("%s, a keyword it holds: fallback %v, ranked %v", mode, resp.KeywordFallback, resp.RankedMessages)
+			}
+		}
+	})
+}

@@ -24,6 +24,15 @@ import (
 // much, a flat list for little. An exact query (quotes, identifiers, a word
 // or two) asks for its words: candidates holding them come first, in
 // fused order.
+//
+// A query the model cannot read (Config.MinReading: less than half its
+// letters in the model's pieces of words, as Korean is to an English
+// model) has a semantic list that stands out from itself as much as a
+// readable query's, ranked by nothing the model knows: z-scores cannot
+// tell, so the reading decides. Then the lexical candidates come first,
+// in lexical order, and the semantic side only orders the candidates
+// lexical did not find, after them (on Korean sets with the English
+// model, hybrid had lost 3 and 15 points to lexical; docs/retrieval.md).
 func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	// The retrievers are independent: run them side by side.
 	var lex []Result
@@ -75,7 +84,7 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	scores := q.fuse(lexSegs, semSegs)
 	out := make([]Result, 0, len(order))
 	isHit := func(id int64) bool { _, ok := fused[id].Components["lexical"]; return ok }
-	for _, id := range fusedOrder(scores, isHit, q.exact()) {
+	for _, id := range fusedOrder(scores, isHit, q.exact() || q.unread) {
 		r := fused[id]
 		r.Score = scores[id]
 		out = append(out, *r)
@@ -106,7 +115,7 @@ func (q *query) hybridMessages(ctx context.Context) ([]int64, error) {
 	if q.Candidates {
 		q.candidates = map[string][]Scored{"lexical": scoredList(lexMsgs), "semantic": scoredList(semMsgs)}
 	}
-	return fusedOrder(q.fuse(lexMsgs, semMsgs), func(id int64) bool { return hit[id] }, q.exact()), nil
+	return fusedOrder(q.fuse(lexMsgs, semMsgs), func(id int64) bool { return hit[id] }, q.exact() || q.unread), nil
 }
 
 func scoredList(cs []candidate) []Scored {
@@ -143,19 +152,21 @@ type candidate struct {
 }
 
 // fuse is the weighted sum of the two lists' z-scores over their first
-// Window candidates, for every ID in either.
+// Window candidates, for every ID in either; for a query the model cannot
+// read, a lexical candidate's lexical part alone.
 func (q *query) fuse(lex, sem []candidate) map[int64]float64 {
 	c := q.svc.Config
 	out := map[int64]float64{}
-	for _, l := range []struct {
-		list   []candidate
-		weight float64
-	}{{lex, c.LexicalWeight}, {sem, c.SemanticWeight}} {
-		list := l.list[:min(len(l.list), c.Window)]
-		z := zScores(list)
-		for i, cand := range list {
-			out[cand.id] += l.weight * z[i]
+	lex = lex[:min(len(lex), c.Window)]
+	for i, z := range zScores(lex) {
+		out[lex[i].id] += c.LexicalWeight * z
+	}
+	sem = sem[:min(len(sem), c.Window)]
+	for i, z := range zScores(sem) {
+		if _, found := out[sem[i].id]; q.unread && found {
+			continue
 		}
+		out[sem[i].id] += c.SemanticWeight * z
 	}
 	return out
 }

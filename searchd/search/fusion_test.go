@@ -62,3 +62,57 @@ func TestHybridExactQueryKeepsItsWords(t *testing.T) {
 		t.Errorf("top result %+v, messages %v: want message 8, the one holding 보일러", resp.Results[0], resp.RankedMessages)
 	}
 }
+
+// A query the model cannot read: its semantic list stands out from itself
+// as a readable query's does, so only the reading tells. The lexical
+// candidates then come first, in lexical order, the semantic side adding
+// nothing to them; the semantic candidates lexical did not find follow, in
+// semantic order.
+func TestFuseUnread(t *testing.T) {
+	q := &query{svc: &Service{Config: DefaultConfig()}, unread: true}
+	lex := []candidate{{1, 9.0}, {2, 8.5}, {3, 4.0}, {4, 3.9}}
+	sem := []candidate{{9, 0.95}, {4, 0.80}, {8, 0.60}, {7, 0.59}, {3, 0.58}}
+	isHit := func(id int64) bool { return id <= 4 }
+	got := fusedOrder(q.fuse(lex, sem), isHit, q.unread)
+	if want := []int64{1, 2, 3, 4, 9, 8, 7}; !slices.Equal(got, want) {
+		t.Errorf("unread: fused order %v, want %v", got, want)
+	}
+	// Read, the same lists fuse: 9 and 4, far above the semantic rest,
+	// come before lexical's weaker hits.
+	q.unread = false
+	if got := fusedOrder(q.fuse(lex, sem), isHit, false); slices.Index(got, 9) > slices.Index(got, 3) || slices.Index(got, 4) > slices.Index(got, 3) {
+		t.Errorf("read: fused order %v, want 9 and 4 before 3", got)
+	}
+}
+
+// readingEmbedder is an Embedder that reads nothing of what it is asked.
+type readingEmbedder struct {
+	Embedder
+	reading float64
+}
+
+func (e readingEmbedder) Reading(string) (float64, error) { return e.reading, nil }
+
+// Through Search: a query of plain words the model cannot read ranks by
+// its words in hybrid mode, and the response says so.
+func TestHybridUnreadQuery(t *testing.T) {
+	s := setup(t)
+	req := Request{Query: "pizza plumber landlord lease", Mode: Hybrid, RankedMessages: true}
+	lex := run(t, s, Request{Query: req.Query, Mode: Lexical, RankedMessages: true})
+	read := run(t, s, req)
+	if read.Unread || read.Reading != 1 {
+		t.Errorf("read: reading %v, unread %v", read.Reading, read.Unread)
+	}
+	blind := &Service{DB: s.DB, Matrix: s.Matrix, Embedder: readingEmbedder{s.Embedder, 0.1}, Config: s.Config}
+	resp := run(t, blind, req)
+	if !resp.Unread || resp.Reading != 0.1 {
+		t.Errorf("unread: reading %v, unread %v", resp.Reading, resp.Unread)
+	}
+	n := len(lex.RankedMessages)
+	if n == 0 || len(resp.RankedMessages) < n || !slices.Equal(resp.RankedMessages[:n], lex.RankedMessages) {
+		t.Errorf("unread hybrid ranked %v, want lexical's %v first", resp.RankedMessages, lex.RankedMessages)
+	}
+	if slices.Equal(read.RankedMessages, resp.RankedMessages) {
+		t.Logf("the readable query fused to the same order here: %v", read.RankedMessages)
+	}
+}

@@ -73,12 +73,17 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 	if len(terms) == 0 && len(alts) == 0 {
 		return nil, nil
 	}
-	hits, ok, err := q.memoryLexical(ctx, terms, alts)
+	hits, err := q.lexicalHits(ctx, terms, alts)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		if hits, err = q.svc.DB.Lexical(ctx, ftsExpr(terms, alts), q.Filter, q.svc.Config.Window); err != nil {
+	if len(hits) == 0 && len(alts) > 0 && len(terms) > 0 {
+		// No message holds the query's words and a keyword: search
+		// without the keywords and say so, as the semantic side does when
+		// no conversation holds them (a plan's keyword can be a quoted
+		// sentence that its paraphrase does not repeat).
+		q.lexicalFallback = true
+		if hits, err = q.lexicalHits(ctx, terms, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -94,6 +99,17 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 			Components: map[string]Component{"lexical": {Rank: i + 1, Score: h.Score}}, Ranked: []int64{h.MessageID}}
 	}
 	return out, nil
+}
+
+// lexicalHits ranks the messages holding a term (and, with alts, one of
+// each keyword's alternatives): in memory when the index is loaded,
+// otherwise by FTS5.
+func (q *query) lexicalHits(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) ([]sqlite.LexicalHit, error) {
+	hits, ok, err := q.memoryLexical(ctx, terms, alts)
+	if err != nil || ok {
+		return hits, err
+	}
+	return q.svc.DB.Lexical(ctx, ftsExpr(terms, alts), q.Filter, q.svc.Config.Window)
 }
 
 // ftsExpr is the FTS5 expression for any of the terms and, when there are

@@ -22,6 +22,13 @@ type Embedder interface {
 	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// Reader is an Embedder that can say how much of a text its vocabulary
+// reads: the share of its letters in the model's pieces of words, from 0
+// to 1 (embed.Model.Reading). An Embedder without it reads everything.
+type Reader interface {
+	Reading(text string) (float64, error)
+}
+
 // Mode is a retrieval method.
 type Mode string
 
@@ -53,6 +60,11 @@ type Config struct {
 	RescoreLimit   int     // messages rescored per segment: 80
 	FullChars      int     // a message this long gets full weight: 12
 	SegmentWeight  float64 // final = w·segment + (1-w)·best message: 0.5
+	// MinReading: a query the model reads less of (Reader) is one its
+	// ranking knows nothing of: hybrid ranks by the query's words, and
+	// the answer pipeline searches it in hybrid mode. 0.5: less than half
+	// its letters. 0 disables.
+	MinReading float64
 	// MinSimilarity: semantic results below it are dropped; when none
 	// pass, the response says nothing confident was found. 0 disables.
 	MinSimilarity float64
@@ -70,7 +82,7 @@ type Config struct {
 
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
-	return Config{Window: 100, LexicalWeight: 1, SemanticWeight: 1, Pool: 40, RescoreLimit: 80,
+	return Config{Window: 100, LexicalWeight: 1, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
 }
 
@@ -188,6 +200,10 @@ type Response struct {
 	KeywordFallback bool
 	// NoConfidentResults: nothing passed the similarity floor.
 	NoConfidentResults bool
+	// Reading is the share of the query the model reads (Reader), in
+	// the modes that embed it; Unread says it is under MinReading.
+	Reading float64
+	Unread  bool
 	// RankedMessages is the whole ranked message list, when asked.
 	RankedMessages []int64
 	// Candidates are hybrid's lexical and semantic message lists, best

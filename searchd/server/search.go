@@ -40,6 +40,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		KeywordFallback: resp.KeywordFallback, NoConfidentResults: resp.NoConfidentResults,
 		Results: make([]api.SearchResult, len(resp.Results)), QueryEmbedMillis: ms(resp.QueryEmbedTime),
 		EmbeddedMessages: resp.EmbeddedMessages}
+	if resp.Mode != search.Lexical {
+		out.Reading, out.Unread = &resp.Reading, resp.Unread
+	}
 	for i, res := range resp.Results {
 		out.Results[i] = apiResult(res)
 	}

@@ -266,6 +266,13 @@ type SearchResponse struct {
 	KeywordFallback bool `json:"keyword_fallback,omitempty"`
 	// NoConfidentResults: nothing was similar enough to the query.
 	NoConfidentResults bool `json:"no_confident_results,omitempty"`
+	// Reading is the share of the query's letters the embedding model
+	// reads as words or parts of words, 0 to 1, in the modes that embed
+	// the query. Unread: it is under half (Korean to an English model):
+	// hybrid ranked by the query's words, and semantic or pipeline
+	// results are ranked by a model that cannot read the query.
+	Reading *float64 `json:"reading,omitempty"`
+	Unread  bool     `json:"unread,omitempty"`
 	// RankedMessages, when asked for (ranked=1), lists message IDs best
 	// first across all results.
 	RankedMessages []ID `json:"ranked_messages,omitempty"`

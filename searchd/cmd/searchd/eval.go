@@ -148,6 +148,9 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		defer dumpw.Flush()
 	}
 	fmt.Fprintf(m.Stdout, "%d queries over %s\n", len(qs), export)
+	if svc.Embedder != nil {
+		printReadings(m.Stdout, svc, qs)
+	}
 	ans, err := cfg.AnswerService(db, svc)
 	if err != nil {
 		return err
@@ -170,6 +173,27 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		}
 	}
 	return nil
+}
+
+// printReadings prints the distribution of the model's reading of the
+// queries (search.Service.Reading): what tells a query the model cannot
+// read.
+func printReadings(w io.Writer, svc *search.Service, qs []evalQuery) {
+	rs := make([]float64, len(qs))
+	under := 0
+	for i, q := range qs {
+		rs[i] = svc.Reading(q.Query)
+		if rs[i] < svc.Config.MinReading {
+			under++
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	slices.Sort(rs)
+	at := func(p float64) float64 { return rs[min(len(rs)-1, int(p*float64(len(rs))))] }
+	fmt.Fprintf(w, "reading: min %.2f, p10 %.2f, median %.2f, p90 %.2f, max %.2f; %d of %d under %.2f\n",
+		rs[0], at(0.1), at(0.5), at(0.9), rs[len(rs)-1], under, len(rs), svc.Config.MinReading)
 }
 
 // llmTimes times an LLM's calls: plans ask for JSON, summaries do not.
@@ -325,7 +349,8 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 			}
 			rankedIDs = resp.RankedMessages
 			if resp.Candidates != nil {
-				extra = map[string]any{"channel_id": q.ChannelID, "relevant": q.Relevant, "kind": resp.Kind, "candidates": resp.Candidates}
+				extra = map[string]any{"channel_id": q.ChannelID, "relevant": q.Relevant, "kind": resp.Kind, "candidates": resp.Candidates,
+					"reading": resp.Reading, "unread": resp.Unread}
 			}
 		}
 		relevant := map[string]bool{}

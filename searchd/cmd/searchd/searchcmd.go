@@ -119,6 +119,12 @@ func (m *Main) searchCmd() *ffcli.Command {
 			if resp.NoConfidentResults {
 				fmt.Fprintln(w, "nothing similar enough was found")
 			}
+			switch {
+			case resp.Unread && resp.Mode == "hybrid":
+				fmt.Fprintln(w, "(the embedding model cannot read this query: ranked by its words)")
+			case resp.Unread:
+				fmt.Fprintln(w, "(the embedding model cannot read this query: --mode hybrid or lexical ranks by its words)")
+			}
 			for i, r := range resp.Results {
 				fmt.Fprintf(w, "%d. %.3f  %s  %s  (%d messages)  %s\n", i+1, r.Score, r.StartAt.Format("2006-01-02 15:04"),
 					strings.Join(r.Authors, ", "), r.MessageCount, r.URL)

@@ -25,6 +25,7 @@ var ErrUnsupported = errors.New("tokenizer not implemented in Go")
 // Tokenizer is safe for concurrent use.
 type Tokenizer struct {
 	ids      map[string]int32 // piece → id
+	pieces   []string         // by id
 	scores   []float64        // by id
 	maxPiece int              // longest piece, in bytes
 	unk      int32
@@ -94,7 +95,7 @@ func Parse(b []byte) (*Tokenizer, error) {
 	if m.UnkID == nil || *m.UnkID < 0 || int(*m.UnkID) >= len(vocab) {
 		return nil, unsupported("no unknown-token id")
 	}
-	t := &Tokenizer{ids: make(map[string]int32, len(vocab)), scores: make([]float64, len(vocab)), unk: *m.UnkID}
+	t := &Tokenizer{ids: make(map[string]int32, len(vocab)), pieces: make([]string, len(vocab)), scores: make([]float64, len(vocab)), unk: *m.UnkID}
 	minScore := math.Inf(1)
 	for i, e := range vocab {
 		piece, ok1 := e[0].(string)
@@ -103,6 +104,7 @@ func Parse(b []byte) (*Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer.json: vocabulary entry %d is not [piece, score]", i)
 		}
 		t.ids[piece] = int32(i) // a repeated piece: the last id, as the library
+		t.pieces[i] = piece
 		t.scores[i] = score
 		t.maxPiece = max(t.maxPiece, len(piece))
 		minScore = min(minScore, score)
@@ -264,6 +266,33 @@ func (t *Tokenizer) Encode(text string, maxTokens int) []uint32 {
 		ids = ids[:limit-1]
 	}
 	return append(ids, uint32(t.eos))
+}
+
+// Pieces returns the pieces Encode gives text, as text ("▁" marking a
+// word's start), without <s> and </s>; an unknown character or an added
+// (special) token is "": it holds nothing the model learned as text.
+func (t *Tokenizer) Pieces(text string) []string {
+	ids := t.Encode(text, 0)
+	ids = ids[1 : len(ids)-1]
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if int32(id) != t.unk && !t.isAdded(int32(id)) {
+			out[i] = t.pieces[id]
+		}
+	}
+	return out
+}
+
+// Vocabulary is the pieces by id; callers must not change it.
+func (t *Tokenizer) Vocabulary() []string { return t.pieces }
+
+func (t *Tokenizer) isAdded(id int32) bool {
+	for _, a := range t.added {
+		if a.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 type part struct {

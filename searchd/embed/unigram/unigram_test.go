@@ -82,3 +82,14 @@ func TestParseRefusesOtherShapes(t *testing.T) {
 		t.Errorf("truncated file: %v, want a parse error", err)
 	}
 }
+
+func TestPieces(t *testing.T) {
+	tk, err := Parse(tokenizerJSON(t, tinyVocab, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// unknown characters and added tokens hold no text of the model's
+	if got, want := tk.Pieces("ab ☃☃x <mask>"), []string{"▁a", "b", "▁", "", "x", ""}; !slices.Equal(got, want) {
+		t.Errorf("pieces %q, want %q", got, want)
+	}
+}
