@@ -24,8 +24,15 @@ var ErrNoModel = errors.New("no embedding model is loaded: only lexical search i
 
 // Search runs one search and returns the page the cursor points at.
 func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
-	if req.Mode == "" && s.Embedder == nil {
+	switch {
+	case req.Mode != "":
+	case s.Embedder == nil:
 		req.Mode = Lexical // the default mode without a model; asking for another is an error
+	case s.Unread(req.Query):
+		// The default pipeline ranks by meaning first: for a query the
+		// model cannot read that is noise (e5-small-v2 on Korean: 24.7
+		// recall@10 on ko-qa-dev against hybrid's 97.3).
+		req.Mode = Hybrid
 	}
 	if err := req.Validate(); err != nil {
 		return nil, &InputError{err}

@@ -116,3 +116,21 @@ func TestHybridUnreadQuery(t *testing.T) {
 		t.Logf("the readable query fused to the same order here: %v", read.RankedMessages)
 	}
 }
+
+// Without a mode, a query the model cannot read is searched in hybrid
+// mode, by its words, and a readable one in the pipeline.
+func TestDefaultModeForUnreadQuery(t *testing.T) {
+	s := setup(t)
+	req := Request{Query: "pizza plumber landlord lease"}
+	if resp := run(t, s, req); resp.Mode != Pipeline {
+		t.Errorf("readable query: mode %s, want pipeline", resp.Mode)
+	}
+	blind := &Service{DB: s.DB, Matrix: s.Matrix, Embedder: readingEmbedder{s.Embedder, 0.1}, Config: s.Config}
+	if resp := run(t, blind, req); resp.Mode != Hybrid || !resp.Unread {
+		t.Errorf("unread query: mode %s, unread %v; want hybrid", resp.Mode, resp.Unread)
+	}
+	req.Mode = Pipeline
+	if resp := run(t, blind, req); resp.Mode != Pipeline {
+		t.Errorf("unread query, pipeline asked for: mode %s", resp.Mode)
+	}
+}

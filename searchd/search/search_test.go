@@ -188,12 +188,14 @@ func TestKeywordsFallbackSynonyms(t *testing.T) {
 	if !resp.KeywordFallback || len(resp.Results) == 0 {
 		t.Errorf("unknown keyword: fallback %v, %d results; want the fallback", resp.KeywordFallback, len(resp.Results))
 	}
-	resp = run(t, s, Request{Query: "graph fix", Keywords: []string{"claude"}})
+	// The fixture model reads little of "graph fix": without a mode it
+	// would be searched in hybrid mode, not the pipeline tested here.
+	resp = run(t, s, Request{Query: "graph fix", Keywords: []string{"claude"}, Mode: Pipeline})
 	if !resp.KeywordFallback {
 		t.Error("claude matched without synonyms")
 	}
 	s.Config.Synonyms = map[string][]string{"claude": {"클로드", "클코"}}
-	resp = run(t, s, Request{Query: "graph fix", Keywords: []string{"Claude"}})
+	resp = run(t, s, Request{Query: "graph fix", Keywords: []string{"Claude"}, Mode: Pipeline})
 	if resp.KeywordFallback || len(resp.Results) != 1 || resp.Results[0].SegmentID != segmentOf(t, s, 9) {
 		t.Errorf("claude → 클로드: fallback %v, results %+v", resp.KeywordFallback, resp.Results)
 	}
@@ -350,7 +352,7 @@ func TestShortSegmentFoundByKeyword(t *testing.T) {
 	if s.Matrix.Vector(segmentOf(t, s, 20)) != nil {
 		t.Fatal("the short segment got a vector: this test no longer reaches segments without one")
 	}
-	resp := run(t, s, Request{Query: "graph fix", Keywords: []string{"클코"}})
+	resp := run(t, s, Request{Query: "graph fix", Keywords: []string{"클코"}, Mode: Pipeline}) // read little by the fixture model: see TestKeywordsFallbackSynonyms
 	if resp.KeywordFallback || len(resp.Results) != 1 || resp.Results[0].SegmentID != segmentOf(t, s, 20) {
 		t.Errorf("short keyword segment: fallback %v, results %+v", resp.KeywordFallback, resp.Results)
 	}
