@@ -39,6 +39,11 @@ type Config struct {
 	// so that a plan that misses the point cannot lose what the rules
 	// plan finds.
 	KeepQuestion bool
+	// QuestionWeight is how heavily the question's own ranking counts in
+	// the fusion against all of the model's subqueries together: 2,
+	// twice as much as all of them; 0, one vote like each of them (plain
+	// RRF). See fusionWeights.
+	QuestionWeight float64
 	// PlanCoverage is the share of the question's content words a plan
 	// must keep to be taken: 1, all of them.
 	PlanCoverage float64
@@ -47,7 +52,7 @@ type Config struct {
 // DefaultConfig is the pipeline's default.
 func DefaultConfig() Config {
 	return Config{PlanTimeout: 20 * time.Second, SummaryTimeout: 60 * time.Second, Parallel: 4,
-		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true, PlanCoverage: 1}
+		PerSubquery: 20, Summarize: 8, RRFK: 60, KeepQuestion: true, QuestionWeight: 2, PlanCoverage: 1}
 }
 
 // Service answers questions. LLM may be nil: then plans come from rules
@@ -136,6 +141,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	// 2. Plan.
 	llmDown := false
+	question := -1 // the index of the question's own subquery in an LLM plan
 	if s.LLM != nil {
 		pctx, cancel := context.WithTimeout(ctx, s.Config.PlanTimeout)
 		p, err := planWithLLM(pctx, s.LLM, text, nameSet, s.Config.PlanCoverage)
@@ -144,8 +150,10 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		outOfTime := pctx.Err() != nil
 		cancel()
 		if err == nil {
-			if s.Config.KeepQuestion && !slices.Contains(p.Subqueries, text) && strings.TrimSpace(text) != "" {
-				p.Subqueries = append(p.Subqueries, strings.TrimSpace(text))
+			if t := strings.TrimSpace(text); s.Config.KeepQuestion && t != "" {
+				if question = slices.Index(p.Subqueries, t); question < 0 {
+					p.Subqueries, question = append(p.Subqueries, t), len(p.Subqueries)
+				}
 			}
 			resp.Plan, resp.PlanSource = *p, "llm"
 		} else {
@@ -165,13 +173,13 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if len(authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), authors...)
 	}
-	results, ranked, err := s.searchAll(ctx, resp.Plan, filter, authors, req.RankedMessages)
+	results, ranked, err := s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages)
 	if err != nil {
 		return nil, err
 	}
 	resp.RankedMessages = ranked
 	next := queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter)},
-		Plan: resp.Plan, Source: resp.PlanSource, Authors: authors}
+		Plan: resp.Plan, Question: question + 1, Source: resp.PlanSource, Authors: authors}
 	page, more, err := next.Page(results, pageSize(req.Limit))
 	if err != nil {
 		return nil, err
@@ -292,8 +300,10 @@ func resolveAuthors(q string, names map[string][]int64) (string, []int64) {
 }
 
 // searchAll runs the plan's subqueries (in pipeline mode, or hybrid: mode), a few at a time,
-// and fuses their rankings with RRF (k = 60), by segment.
-func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter, named []int64, ranked bool) ([]search.Result, []int64, error) {
+// and fuses their rankings by segment, and their ranked messages, with
+// weighted RRF (k = 60; fusionWeights). question is the index of the
+// question's own subquery in an LLM plan, or -1.
+func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.Filter, named []int64, ranked bool) ([]search.Result, []int64, error) {
 	lists := make([][]search.Result, len(p.Subqueries))
 	msgLists := make([][]int64, len(p.Subqueries))
 	errs := make([]error, len(p.Subqueries))
@@ -319,52 +329,113 @@ func (s *Service) searchAll(ctx context.Context, p Plan, f sqlite.Filter, named 
 			return nil, nil, err
 		}
 	}
-	type fused struct {
-		r     search.Result
-		score float64
+	weights := fusionWeights(len(lists), question, s.Config.QuestionWeight)
+	return fuseResults(lists, weights, question, s.Config.RRFK), fuseIDs(msgLists, weights, question, s.Config.RRFK), nil
+}
+
+// fusionWeights are the RRF weights of a plan's rankings, n of them, the
+// question's own at index question (-1: none).
+//
+// Without the question among them (the rules plan, whose only subquery
+// is the question; --keep-question off) each ranking counts once: plain
+// RRF. With it, each of the model's subqueries still counts once and the
+// question's ranking counts qw times all of them together, never less
+// than once. Under plain RRF a bad plan's two or three subqueries,
+// agreeing with each other on what the question does not ask, outvote
+// the question itself (Gemma 3 270M on locomo-dev lost 1.8 points of
+// recall@10 so; docs/answers.md). Weighted, what the subqueries find
+// among the question's own results still rises by their votes (a good
+// plan's evidence), while what they alone find, even first in every one
+// of them, comes after the question's first 61 results at qw = 2 (2n/(k
+// + r) > n/(k + 1) for r < 62 with k = 60). At qw = 1 it would tie with
+// the question's result of the same rank, interleaving a bad plan's
+// results with the question's (measured: Gemma 3 270M then still lost
+// 1.2 points; at 2, 0.8; docs/answers.md).
+func fusionWeights(n, question int, qw float64) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
 	}
-	byKey := map[int64]*fused{}
+	if question >= 0 && question < n && n > 1 {
+		w[question] = max(1, qw*float64(n-1))
+	}
+	return w
+}
+
+// rrf scores keys by weighted reciprocal rank over ranked lists:
+// Σ weights[i] / (k + rank in list i), from rank 1. It returns the keys
+// in the order first seen, their scores, and their rank in list question
+// (from 1; 0 when not in it, or question is -1).
+func rrf(lists [][]int64, weights []float64, question int, k float64) ([]int64, map[int64]float64, map[int64]int) {
+	score := map[int64]float64{}
+	qrank := map[int64]int{}
 	var keys []int64
-	for _, list := range lists {
-		for rank, r := range list {
+	for i, l := range lists {
+		for rank, key := range l {
+			if _, ok := score[key]; !ok {
+				keys = append(keys, key)
+			}
+			score[key] += weights[i] / (k + float64(rank+1))
+			if i == question && qrank[key] == 0 {
+				qrank[key] = rank + 1
+			}
+		}
+	}
+	return keys, score, qrank
+}
+
+// byQuestionRank orders keys the question ranked before those it did
+// not, and by its rank: the tie-break of weighted RRF.
+func byQuestionRank(qrank map[int64]int, a, b int64) int {
+	ra, rb := qrank[a], qrank[b]
+	switch {
+	case ra == rb:
+		return 0
+	case ra == 0:
+		return 1
+	case rb == 0:
+		return -1
+	}
+	return cmp.Compare(ra, rb)
+}
+
+// fuseResults fuses ranked results by segment (a message outside any
+// segment by itself), ties by the question's rank, then by segment.
+func fuseResults(lists [][]search.Result, weights []float64, question int, k float64) []search.Result {
+	keyLists := make([][]int64, len(lists))
+	first := map[int64]search.Result{}
+	for i, list := range lists {
+		for _, r := range list {
 			key := r.SegmentID
 			if key == 0 {
 				key = -r.MessageID
 			}
-			f, ok := byKey[key]
-			if !ok {
-				f = &fused{r: r}
-				byKey[key] = f
-				keys = append(keys, key)
+			keyLists[i] = append(keyLists[i], key)
+			if _, ok := first[key]; !ok {
+				first[key] = r
 			}
-			f.score += 1 / (s.Config.RRFK + float64(rank+1))
 		}
 	}
-	out := make([]search.Result, 0, len(keys))
-	for _, k := range keys {
-		f := byKey[k]
-		f.r.Score = f.score
-		out = append(out, f.r)
-	}
-	slices.SortStableFunc(out, func(a, b search.Result) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.SegmentID, b.SegmentID))
+	keys, score, qrank := rrf(keyLists, weights, question, k)
+	slices.SortStableFunc(keys, func(a, b int64) int {
+		return cmp.Or(cmp.Compare(score[b], score[a]), byQuestionRank(qrank, a, b),
+			cmp.Compare(first[a].SegmentID, first[b].SegmentID))
 	})
-	return out, fuseIDs(msgLists, s.Config.RRFK), nil
+	out := make([]search.Result, len(keys))
+	for i, key := range keys {
+		out[i] = first[key]
+		out[i].Score = score[key]
+	}
+	return out
 }
 
-// fuseIDs fuses ranked ID lists by reciprocal rank, ties by ID.
-func fuseIDs(lists [][]int64, k float64) []int64 {
-	score := map[int64]float64{}
-	var ids []int64
-	for _, l := range lists {
-		for rank, id := range l {
-			if _, ok := score[id]; !ok {
-				ids = append(ids, id)
-			}
-			score[id] += 1 / (k + float64(rank+1))
-		}
-	}
-	slices.SortStableFunc(ids, func(a, b int64) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
+// fuseIDs fuses ranked ID lists by weighted reciprocal rank, ties by the
+// question's rank, then by ID.
+func fuseIDs(lists [][]int64, weights []float64, question int, k float64) []int64 {
+	ids, score, qrank := rrf(lists, weights, question, k)
+	slices.SortStableFunc(ids, func(a, b int64) int {
+		return cmp.Or(cmp.Compare(score[b], score[a]), byQuestionRank(qrank, a, b), cmp.Compare(a, b))
+	})
 	return ids
 }
 

@@ -13,9 +13,12 @@ import (
 // messages arrived or with another question or filter.
 type queryCursor struct {
 	search.Cursor
-	Plan    Plan    `json:"p"`
-	Source  string  `json:"s"`
-	Authors []int64 `json:"a,omitempty"`
+	Plan Plan `json:"p"`
+	// Question is 1 + the index of the question's own subquery in an LLM
+	// plan (--keep-question), weighed above the others; 0 when none.
+	Question int     `json:"q,omitempty"`
+	Source   string  `json:"s"`
+	Authors  []int64 `json:"a,omitempty"`
 }
 
 // fingerprint identifies the question and filters a cursor may be reused
@@ -31,15 +34,22 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	if err := search.DecodeCursor(req.Cursor, &c, version, fingerprint(q, req.Filter)); err != nil {
 		return nil, &search.InputError{Err: err}
 	}
-	// A client can forge a cursor: its plan is checked like the LLM's.
-	if err := c.Plan.validate(nil); err != nil || len(c.Authors) > search.MaxFilterIDs {
+	// A client can forge a cursor: its plan is checked like the LLM's,
+	// without the question's own subquery (a fifth beside four of the
+	// model's).
+	question := c.Question - 1
+	model := c.Plan
+	if question >= 0 && question < len(c.Plan.Subqueries) && len(c.Plan.Subqueries) > 1 {
+		model.Subqueries = slices.Delete(slices.Clone(c.Plan.Subqueries), question, question+1)
+	}
+	if err := model.validate(nil); err != nil || question < -1 || question >= len(c.Plan.Subqueries) || len(c.Authors) > search.MaxFilterIDs {
 		return nil, inputErr("invalid cursor")
 	}
 	filter := req.Filter
 	if len(c.Authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), c.Authors...)
 	}
-	results, _, err := s.searchAll(ctx, c.Plan, filter, c.Authors, false)
+	results, _, err := s.searchAll(ctx, c.Plan, question, filter, c.Authors, false)
 	if err != nil {
 		return nil, err
 	}

@@ -91,6 +91,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Answer.RRFK, "rrf-k", c.Answer.RRFK, "questions: reciprocal rank fusion constant k over a plan's subqueries")
 	fs.Float64Var(&c.Answer.PlanCoverage, "plan-coverage", c.Answer.PlanCoverage, "questions: the share of the question's words an LLM plan must keep to be taken (1: all)")
 	fs.BoolVar(&c.Answer.KeepQuestion, "keep-question", c.Answer.KeepQuestion, "questions: search the question itself beside the LLM's subqueries")
+	fs.Float64Var(&c.Answer.QuestionWeight, "question-weight", c.Answer.QuestionWeight,
+		"questions: how heavily the question's own ranking counts against all of an LLM plan's subqueries together in fusion (1: as much as all of them; 0: one vote, plain RRF)")
 	fs.DurationVar(&c.Answer.PlanTimeout, "plan-timeout", c.Answer.PlanTimeout, "how long a query plan may take before rules plan instead")
 	fs.DurationVar(&c.Answer.SummaryTimeout, "summary-timeout", c.Answer.SummaryTimeout, "how long a summary may take before results come alone")
 	fs.StringVar(&c.Aliases, "aliases", "", `alias file: JSON like {"철수": ["910000000000000001"]} mapping names to user IDs`)

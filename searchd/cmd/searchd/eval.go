@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -29,7 +31,7 @@ import (
 
 func (m *Main) evalCmd() *ffcli.Command {
 	var cfg Config
-	var export, queries, mode, dump string
+	var export, queries, mode, dump, llmCache string
 	var summaries int
 	retrieval := command("retrieval", "--export DIR --queries FILE [flags]",
 		"import an export into a scratch database, embed it, run labelled queries and print recall@k and MRR", &cfg,
@@ -39,12 +41,14 @@ func (m *Main) evalCmd() *ffcli.Command {
 			fs.StringVar(&mode, "mode", "", "one mode (pipeline, semantic, lexical, hybrid, or query: the whole question pipeline); default: all")
 			fs.StringVar(&dump, "dump", "", `write {"id", "mode", "ranked": [message ids]} lines here; in hybrid mode also "relevant", "kind" and "candidates" (each retriever's scored messages: scripts/fusion-replay.py)`)
 			fs.IntVar(&summaries, "summaries", 0, "mode query: also summarize the first N questions, to time the LLM's summaries")
+			fs.StringVar(&llmCache, "llm-cache", "", "mode query: answer the LLM's temperature-0 calls (plans) from this JSON lines file where it has them, and add the others: "+
+				"a run repeated with other fusion settings gets the same plans without waiting for the model (the file holds the questions and plans)")
 		},
 		func(ctx context.Context, _ []string) error {
 			if export == "" || queries == "" {
 				return errors.New("eval retrieval: --export and --queries are required")
 			}
-			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump, summaries)
+			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump, llmCache, summaries)
 		})
 	var scfg Config
 	var sexport, gold, sdump, sorder string
@@ -82,7 +86,7 @@ type evalQuery struct {
 // evalKs are the cut-offs recall is reported at.
 var evalKs = []int{1, 5, 10, 25, 50}
 
-func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump string, summaries int) error {
+func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump, llmCache string, summaries int) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -160,6 +164,17 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		fmt.Fprintf(m.Stderr, "mode query plans with %s at %s (falls back to rules when it cannot)\n", cfg.OllamaModel, cfg.OllamaURL)
 		times = &llmTimes{inner: ans.LLM}
 		ans.LLM = times
+		if llmCache != "" {
+			c, err := openLLMCache(llmCache, cfg.OllamaModel, times)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ans.LLM = c
+			defer func() {
+				fmt.Fprintf(m.Stderr, "llm cache %s: %d calls answered from it, %d added\n", llmCache, c.hits, c.added)
+			}()
+		}
 	}
 	for _, md := range modes {
 		plans := &planStats{reasons: map[string]int{}}
@@ -212,6 +227,78 @@ func (l *llmTimes) Complete(ctx context.Context, r llm.Request) (string, error) 
 	}
 	return out, err
 }
+
+// llmCache answers the LLM calls it has an answer for, keyed by model
+// and request, and records the others' answers. Only calls at
+// temperature 0 (plans) are kept: they get the same answer every time,
+// so a replayed run plans as the model would; errors (a timeout under
+// load) are not kept, so such a call asks the model again. Replayed
+// calls are not timed.
+type llmCache struct {
+	inner       answer.LLM
+	model       string
+	seen        map[string]string
+	f           *os.File
+	hits, added int
+}
+
+type llmCacheLine struct {
+	Key string `json:"key"`
+	Out string `json:"out"`
+}
+
+func openLLMCache(path, model string, inner answer.LLM) (*llmCache, error) {
+	c := &llmCache{inner: inner, model: model, seen: map[string]string{}}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		var l llmCacheLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("llm cache %s:%d: %w", path, n, err)
+		}
+		c.seen[l.Key] = l.Out
+	}
+	if err := sc.Err(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	c.f = f
+	return c, nil
+}
+
+func (c *llmCache) Complete(ctx context.Context, r llm.Request) (string, error) {
+	if r.Temperature != 0 {
+		return c.inner.Complete(ctx, r)
+	}
+	b, _ := json.Marshal(struct {
+		Model string
+		R     llm.Request
+	}{c.model, r})
+	sum := sha256.Sum256(b)
+	key := hex.EncodeToString(sum[:])
+	if out, ok := c.seen[key]; ok {
+		c.hits++
+		return out, nil
+	}
+	out, err := c.inner.Complete(ctx, r)
+	if err != nil {
+		return out, err
+	}
+	line, _ := json.Marshal(llmCacheLine{Key: key, Out: out})
+	if _, err := c.f.Write(append(line, '\n')); err != nil {
+		return "", fmt.Errorf("llm cache: %w", err)
+	}
+	c.seen[key] = out
+	c.added++
+	return out, nil
+}
+
+func (c *llmCache) Close() error { return c.f.Close() }
 
 // planStats counts where mode query's plans came from, and why the
 // model's were refused.

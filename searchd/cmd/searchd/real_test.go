@@ -60,6 +60,9 @@ func TestQueryRealOllama(t *testing.T) {
 		if !regexp.MustCompile(`^plan \((llm|rules)\): `).MatchString(out) || !strings.Contains(out, "\n[1] ") {
 			t.Errorf("%s: no plan or no results:\n%s", c.model, out)
 		}
+		if strings.HasPrefix(out, "plan (rules)") && !strings.Contains(out, "\n  (LLM plan: ") {
+			t.Errorf("%s: a rules plan without why the model's was not taken:\n%s", c.model, out)
+		}
 		if strings.Contains(out, "(no answer:") && !regexp.MustCompile(`cited \[|cites no result|repeats itself`).MatchString(out) {
 			t.Errorf("%s: a live model gave no answer:\n%s", c.model, out)
 		}

@@ -31,6 +31,13 @@ func (m *Main) queryCmd() *ffcli.Command {
 			}
 			w := m.Stdout
 			fmt.Fprintf(w, "plan (%s): %q keywords %q\n", resp.Plan.Source, resp.Plan.Subqueries, resp.Plan.Keywords)
+			if resp.Plan.Source == "rules" && resp.Plan.Error != "" {
+				// Why the LLM's plan was not taken, a line per try (it
+				// never quotes the model's output or the question).
+				for _, line := range strings.Split(resp.Plan.Error, "\n") {
+					fmt.Fprintf(w, "  (LLM plan: %s)\n", line)
+				}
+			}
 			if resp.Answer != "" {
 				fmt.Fprintf(w, "\n%s\n\n", resp.Answer)
 			} else {
