@@ -400,6 +400,9 @@ func TestGroundIn(t *testing.T) {
 			Plan{Subqueries: []string{"support group meetings"}}, "support group meetings", "", false},
 		{"a shared stem", "who went hiking?",
 			Plan{Subqueries: []string{"hiking trail"}}, "hiking trail", "", false},
+		{"repeats dropped", "which dance competitions did she enter?",
+			Plan{Subqueries: []string{"dance competitions", "Dance  competitions", "dance contests"}, Keywords: []string{"dance", "Dance"}},
+			"dance competitions|dance contests", "dance", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.plan

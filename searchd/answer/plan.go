@@ -127,6 +127,18 @@ func (p *Plan) groundIn(question string, coverage float64) error {
 		}
 		return false
 	}
+	// A repeated subquery or keyword is dropped: small models repeat
+	// themselves (["dance competitions", "dance competitions"]), and in
+	// the fusion a repeat would count twice.
+	seen := map[string]bool{}
+	repeat := func(s string) bool {
+		k := strings.Join(strings.Fields(strings.ToLower(s)), " ")
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		return false
+	}
 	subs := p.Subqueries[:0:0]
 	dropped := 0
 	for _, s := range p.Subqueries {
@@ -134,12 +146,15 @@ func (p *Plan) groundIn(question string, coverage float64) error {
 			dropped++
 			continue
 		}
-		subs = append(subs, s)
+		if !repeat(s) {
+			subs = append(subs, s)
+		}
 	}
 	lowerQ := strings.ToLower(question)
 	kws := p.Keywords[:0:0]
+	clear(seen)
 	for _, k := range p.Keywords {
-		if strings.Contains(lowerQ, strings.ToLower(strings.TrimSpace(k))) {
+		if strings.Contains(lowerQ, strings.ToLower(strings.TrimSpace(k))) && !repeat(k) {
 			kws = append(kws, strings.TrimSpace(k))
 		}
 	}
