@@ -114,6 +114,9 @@ func TestMatchesLibraryOnModel(t *testing.T) {
 	if _, err := unigram.Parse(b); err != nil {
 		t.Skipf("%s: %v", dir, err)
 	}
+	if _, err := os.Stat(evalDir); err != nil {
+		t.Skipf("no evaluation data (../shared/eval beside the clone): %v", err)
+	}
 	texts := append(slices.Clone(hardCases), evalTexts(t)...)
 	if len(texts) < 10000 {
 		t.Fatalf("only %d evaluation texts under %s", len(texts), evalDir)
