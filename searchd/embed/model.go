@@ -18,6 +18,7 @@ import (
 
 	"dsearch/searchd/embed/onnxpb"
 	"dsearch/searchd/embed/unigram"
+	"dsearch/searchd/internal/nice"
 )
 
 // Backend selects hugot's runtime.
@@ -172,7 +173,7 @@ func Load(dir string, opts Options) (*Model, error) {
 // so the thread ends with it instead of serving other goroutines.
 func (m *Model) lowPriority() {
 	runtime.LockOSThread()
-	lowerThreadPriority()
+	nice.Thread()
 	for {
 		select {
 		case f := <-m.low:

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"dsearch/searchd/internal/nice"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,7 +52,7 @@ type Main struct {
 }
 
 // NewMain returns a Main writing to the process's stdout and stderr.
-func NewMain() *Main { return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Yield: lowerPriority} }
+func NewMain() *Main { return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Yield: nice.Process} }
 
 // subcommands lists searchd's commands.
 func (m *Main) subcommands() []*ffcli.Command {

@@ -1,4 +1,4 @@
-package main
+package nice
 
 import (
 	"os"
@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// Every thread of an import runs at nice 10, those started after
-// lowerPriority too. It runs in a child process: the change cannot be
+// Process lowers every thread to nice 10, those started after
+// it too. It runs in a child process: the change cannot be
 // undone without privileges.
-func TestLowerPriority(t *testing.T) {
+func TestProcess(t *testing.T) {
 	if os.Getenv("DSEARCH_TEST_LOWER_PRIORITY") == "1" {
-		lowerPriority()
+		Process()
 		// Start threads after it: each locked goroutine needs its own.
 		var wg sync.WaitGroup
 		for range 4 {
@@ -36,7 +36,7 @@ func TestLowerPriority(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLowerPriority$")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProcess$")
 	cmd.Env = append(os.Environ(), "DSEARCH_TEST_LOWER_PRIORITY=1")
 	out, err := cmd.Output()
 	if err != nil {
