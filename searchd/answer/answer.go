@@ -439,22 +439,20 @@ func fuseIDs(lists [][]int64, weights []float64, question int, k float64) []int6
 	return ids
 }
 
-// mode is how a subquery is searched: pipeline (the blog's), or hybrid
-// for a subquery of a word or two, which asks for its words: pipeline
-// without a plan's keywords would rank it by meaning alone (korean-dev:
-// recall@10 0.1 against hybrid's 74.1; docs/answers.md). Hybrid too for a
-// subquery the model cannot read (search.Config.MinReading: Korean to an
-// English model), which pipeline would rank by a meaning the model never
-// saw (ko-qa-dev with e5-small-v2: pipeline 24.7, lexical 97.3). Lexical
-// without a model.
+// mode is how a subquery is searched: hybrid for a subquery of a word or
+// two, which asks for its words (pipeline without a plan's keywords would
+// rank it by meaning alone; korean-dev: recall@10 0.1 against hybrid's
+// 74.1; docs/answers.md); lexical without a model; otherwise the search's
+// default, the pipeline, which is hybrid too for a subquery the model
+// cannot read (search.Config.MinReading).
 func (s *Service) mode(subquery string) search.Mode {
 	switch {
 	case s.Search.Embedder == nil:
 		return search.Lexical
-	case search.Classify(subquery) == search.Exact, s.Search.Unread(subquery):
+	case search.Classify(subquery) == search.Exact:
 		return search.Hybrid
 	}
-	return search.Pipeline
+	return ""
 }
 
 // summaryTokens bounds a summary: a few sentences.

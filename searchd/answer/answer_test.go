@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode"
 
 	"dsearch/searchd"
 	"dsearch/searchd/llm"
@@ -344,29 +343,7 @@ func TestSubqueryMode(t *testing.T) {
 	}
 	s.Search.Embedder = noEmbedder{}
 	for q, want := range map[string]search.Mode{"보일러": search.Hybrid, `"Death Stranding"`: search.Hybrid,
-		"when did alex say he was moving": search.Pipeline} {
-		if m := s.mode(q); m != want {
-			t.Errorf("%q: %s, want %s", q, m, want)
-		}
-	}
-}
-
-// englishEmbedder reads no Hangul, as an English model's vocabulary does.
-type englishEmbedder struct{ noEmbedder }
-
-func (englishEmbedder) Reading(text string) (float64, error) {
-	if strings.ContainsFunc(text, func(r rune) bool { return unicode.Is(unicode.Hangul, r) }) {
-		return 0, nil
-	}
-	return 1, nil
-}
-
-// A question the model cannot read goes to hybrid, which ranks it by its
-// words: pipeline would rank it by a meaning the model never saw.
-func TestUnreadSubqueryMode(t *testing.T) {
-	s := &Service{Search: &search.Service{Embedder: englishEmbedder{}, Config: search.DefaultConfig()}}
-	for q, want := range map[string]search.Mode{"인어 이야기를 부른 가수는 누구인가": search.Hybrid,
-		"when did alex say he was moving": search.Pipeline} {
+		"when did alex say he was moving": ""} { // the search's default
 		if m := s.mode(q); m != want {
 			t.Errorf("%q: %s, want %s", q, m, want)
 		}
