@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,11 +24,7 @@ func TestBackgroundMatchesForeground(t *testing.T) {
 	for _, o := range testBackends(t) {
 		t.Run(string(o.Backend), func(t *testing.T) {
 			o.Threads = 1
-			m, err := Load(dir, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := load(t, dir, o)
 			want, err := m.EmbedPassages(context.Background(), texts)
 			if err != nil {
 				t.Fatal(err)
@@ -55,21 +50,10 @@ func TestBackgroundMatchesForeground(t *testing.T) {
 // the real model, a batch of 512-token conversations takes far longer
 // than a query, and the query is answered first.
 func TestQueryOvertakesBackgroundBatch(t *testing.T) {
-	dir := os.Getenv("DSEARCH_TEST_MODEL")
-	if dir == "" {
-		t.Skip("DSEARCH_TEST_MODEL not set (make test sets it after make model)")
-	}
-	o := testBackends(t)
-	if o[len(o)-1].Backend != ORT {
-		t.Skip("concurrent inference needs ONNX Runtime")
-	}
-	opts := o[len(o)-1]
+	dir := realModelDir(t)
+	opts := ortOptions(t, "concurrent inference")
 	opts.Threads = 1
-	m, err := Load(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := load(t, dir, opts)
 	// About 200 tokens each: a batch of all four stays under a
 	// background worker's share of attentionBudget.
 	long := make([]string, 4)

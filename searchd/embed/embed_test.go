@@ -25,6 +25,38 @@ func testBackends(t *testing.T) []Options {
 	return out
 }
 
+// ortOptions is ONNX Runtime's entry of testBackends, or skips the test
+// (why: what it needs the runtime for).
+func ortOptions(t *testing.T, why string) Options {
+	t.Helper()
+	o := testBackends(t)
+	if o[len(o)-1].Backend != ORT {
+		t.Skip(why + " needs ONNX Runtime (-tags ORT, DSEARCH_ORT_LIBRARY; make test builds with both)")
+	}
+	return o[len(o)-1]
+}
+
+// realModelDir is the real small model from `make model`, or skips.
+func realModelDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("DSEARCH_TEST_MODEL")
+	if dir == "" {
+		t.Skip("DSEARCH_TEST_MODEL not set (make test sets it after make model)")
+	}
+	return dir
+}
+
+// load loads the model in dir, closed when the test ends.
+func load(t *testing.T, dir string, o Options) *Model {
+	t.Helper()
+	m, err := Load(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 func dot(a, b []float32) float32 {
 	var s float32
 	for i := range a {
@@ -78,11 +110,7 @@ func TestFixtureModel(t *testing.T) {
 		}
 		for _, o := range testBackends(t) {
 			t.Run(string(o.Backend)+map[bool]string{true: "/pooled", false: "/mean"}[pooled], func(t *testing.T) {
-				m, err := Load(dir, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
+				m := load(t, dir, o)
 				if m.Dim() != embedtest.Dim || m.Name() != "embedtest" {
 					t.Errorf("dim %d name %q", m.Dim(), m.Name())
 				}
@@ -176,19 +204,8 @@ func TestBadModels(t *testing.T) {
 // The real small model from `make model` (DSEARCH_TEST_MODEL), on ONNX
 // Runtime when available.
 func TestRealModel(t *testing.T) {
-	dir := os.Getenv("DSEARCH_TEST_MODEL")
-	if dir == "" {
-		t.Skip("DSEARCH_TEST_MODEL not set (make test sets it after make model)")
-	}
-	o := testBackends(t)
-	if o[len(o)-1].Backend != ORT {
-		t.Skip("the real model runs on ONNX Runtime (make test builds with it)")
-	}
-	m, err := Load(dir, o[len(o)-1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	dir := realModelDir(t)
+	m := load(t, dir, ortOptions(t, "the real model"))
 	t.Logf("%s on %s loaded in %s", m.Name(), m.Backend(), m.LoadTime)
 	checkRanking(t, m,
 		[]string{"the boiler broke this morning", "who is moving house next month?", "Death Stranding ending"},
@@ -287,11 +304,7 @@ func TestUnigramCLSFixture(t *testing.T) {
 	}
 	for _, o := range testBackends(t) {
 		t.Run(string(o.Backend), func(t *testing.T) {
-			m, err := Load(dir, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := load(t, dir, o)
 			if m.Config().Pooling != CLS {
 				t.Fatalf("pooling %q", m.Config().Pooling)
 			}

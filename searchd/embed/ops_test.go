@@ -137,17 +137,14 @@ func TestGoRefusesOps(t *testing.T) {
 // backend refuses is a real one, and the fixture's weights are laid out
 // as ONNX Runtime reads them.
 func TestWeights4BitOnORT(t *testing.T) {
-	o := testBackends(t)
-	if o[len(o)-1].Backend != ORT {
-		t.Skip("needs ONNX Runtime (-tags ORT, DSEARCH_ORT_LIBRARY)")
-	}
+	o := ortOptions(t, "MatMulNBits")
 	plain, q4 := t.TempDir(), t.TempDir()
 	embedtest.Write(plain, embedtest.Options{})
 	if err := embedtest.Write(q4, embedtest.Options{Weights4Bit: true}); err != nil {
 		t.Fatal(err)
 	}
 	texts := []string{"the boiler broke", "finished the game ending", "moving to a new apartment"}
-	vecs := [2][][]float32{embedWith(t, plain, o[len(o)-1], texts), embedWith(t, q4, o[len(o)-1], texts)}
+	vecs := [2][][]float32{embedWith(t, plain, o, texts), embedWith(t, q4, o, texts)}
 	// The projection is the identity, exactly representable in 4 bits.
 	for i := range texts {
 		if s := dot(vecs[0][i], vecs[1][i]); s < 0.9999 {
@@ -241,11 +238,7 @@ func TestStandard4BitUnpacking(t *testing.T) {
 	dir, table := q4Table(t, false)
 	for _, o := range testBackends(t) {
 		t.Run(string(o.Backend), func(t *testing.T) {
-			m, err := Load(dir, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := load(t, dir, o)
 			got, err := m.EmbedPassages(context.Background(), texts)
 			if err != nil {
 				t.Fatal(err)
