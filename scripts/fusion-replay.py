@@ -50,7 +50,7 @@ def rrf_kind(q):  # the fusion before: RRF k = 60, the classifier's weights
     return ranked(sc)
 
 
-def combsum(norm, exact_first=False, sem_conf=False, unread_first=False, by_reading=False):
+def combsum(norm, exact_first=False, sem_conf=False, unread_first=False, by_reading=False, lw=1.0):
     def f(q):
         L, S = norm(q["L"]), norm(q["S"])
         c = 1.0
@@ -60,7 +60,7 @@ def combsum(norm, exact_first=False, sem_conf=False, unread_first=False, by_read
             c = q["reading"]
         unread = unread_first and q["unread"]
         # unread: a lexical candidate's lexical z alone, the hits first
-        sc = {i: L[i] if unread and i in L else L.get(i, 0) + c * S.get(i, 0) for i in set(L) | set(S)}
+        sc = {i: L[i] if unread and i in L else lw * L.get(i, 0) + c * S.get(i, 0) for i in set(L) | set(S)}
         first = exact_first and q["kind"] == "exact" or unread
         return ranked(sc, set(L) if first else None)
     return f
@@ -89,8 +89,12 @@ FUSIONS = [
     ("z-score sum", combsum(z)),
     ("z-score sum, an exact query's hits first (before)", combsum(z, exact_first=True)),
     ("z-score sum, exact hits first, semantic weighted by the reading", combsum(z, exact_first=True, by_reading=True)),
-    ("z-score sum, exact hits first, lexical alone first for a query the model cannot read (chosen)",
+    ("z-score sum, exact hits first, lexical alone first for a query the model cannot read (before)",
      combsum(z, exact_first=True, unread_first=True)),
+    ("... and the lexical z-scores weighted 0.75 (chosen)", combsum(z, exact_first=True, unread_first=True, lw=0.75)),
+    ("... weighted 0.6", combsum(z, exact_first=True, unread_first=True, lw=0.6)),
+    ("... weighted 0.5", combsum(z, exact_first=True, unread_first=True, lw=0.5)),
+    ("... weighted 0.3", combsum(z, exact_first=True, unread_first=True, lw=0.3)),
     ("z-score sum, semantic weighted by how far its top stands out", combsum(z, exact_first=True, sem_conf=True)),
     ("lexical z over the whole channel (unlisted messages score 0)", channel_z),
 ]

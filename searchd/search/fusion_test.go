@@ -25,6 +25,13 @@ func TestFuseByZScore(t *testing.T) {
 	if len(ids) != 9 {
 		t.Errorf("fused %d candidates, want the 9 of both lists", len(ids))
 	}
+	// By default a lexical z counts three quarters of a semantic one: of
+	// two candidates that stand out of their lists alike, the one found
+	// by meaning comes first.
+	alike := q.fuse([]candidate{{1, 10}, {2, 0}, {3, 0}, {4, 0}}, []candidate{{9, 0.9}, {8, 0.5}, {7, 0.5}, {6, 0.5}})
+	if alike[9]-alike[1] < 0.2*alike[9] {
+		t.Errorf("equal standouts: lexical %.3f, semantic %.3f; want the semantic one higher", alike[1], alike[9])
+	}
 	// Weights scale a retriever's part.
 	q.svc.Config.SemanticWeight = 0
 	if s := q.fuse(lex, sem); s[9] != 0 || s[1] <= s[2] {
