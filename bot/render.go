@@ -108,7 +108,7 @@ func previewText(msgs []api.Message, n int) string {
 	var b strings.Builder
 	used := 0
 	for _, m := range msgs {
-		line := fmt.Sprintf("**%s**: %s", m.AuthorName, clip(strings.Join(strings.Fields(m.Content), " "), previewChars))
+		line := fmt.Sprintf("**%s**: %s", m.AuthorName, clip(m.Text(), previewChars))
 		if used > 0 {
 			line = "\n" + line
 		}

@@ -45,3 +45,11 @@ func TestEmbedLimits(t *testing.T) {
 		}
 	}
 }
+
+// A photo posted without a word shows as what it is, not an empty line.
+func TestPreviewOfAttachmentAlone(t *testing.T) {
+	got := previewText([]api.Message{{AuthorName: "준이", Attachments: 1}, {AuthorName: "준이", Content: "포켓몬\n새로 나온 거 샀다"}}, 500)
+	if want := "**준이**: (an attachment)\n**준이**: 포켓몬 새로 나온 거 샀다"; got != want {
+		t.Errorf("previews %q, want %q", got, want)
+	}
+}

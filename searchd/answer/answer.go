@@ -20,6 +20,7 @@ import (
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
+	"dsearch/shared/api"
 )
 
 // LLM completes prompts; llm.Client implements it.
@@ -471,7 +472,7 @@ func summaryInput(q string, results []search.Result) string {
 	for i, r := range results {
 		fmt.Fprintf(&b, "[%d] %s\n", i+1, time.UnixMicro(r.StartAt).UTC().Format("2006-01-02"))
 		for _, m := range r.Previews {
-			fmt.Fprintf(&b, "  %s: %s\n", m.AuthorName, strings.ReplaceAll(m.Content, "\n", " "))
+			fmt.Fprintf(&b, "  %s: %s\n", m.AuthorName, api.MessageText(m.Content, m.Attachments))
 		}
 	}
 	return b.String()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -138,6 +139,22 @@ type Message struct {
 	Attachments int        `json:"attachments,omitempty"`
 	SegmentID   int64      `json:"segment_id,omitempty"`
 	URL         string     `json:"url"`
+}
+
+// Text is the message as a line of a list: its content on one line or, for
+// a message of attachments alone (a photo posted without a word), what it
+// carried, so that it does not show as an empty line.
+func (m Message) Text() string { return MessageText(m.Content, m.Attachments) }
+
+// MessageText is Message.Text of a content and its number of attachments.
+func MessageText(content string, attachments int) string {
+	if s := strings.Join(strings.Fields(content), " "); s != "" || attachments == 0 {
+		return s
+	}
+	if attachments == 1 {
+		return "(an attachment)"
+	}
+	return fmt.Sprintf("(%d attachments)", attachments)
 }
 
 // MessageContext is the response of GET /v1/messages/{id}: the message and

@@ -46,7 +46,7 @@ func (m *Main) queryCmd() *ffcli.Command {
 			for i, r := range resp.Results {
 				fmt.Fprintf(w, "[%d] %s  %s  %s\n", i+1, r.StartAt.Format("2006-01-02 15:04"), strings.Join(r.Authors, ", "), r.URL)
 				for _, p := range r.Previews[:min(2, len(r.Previews))] {
-					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, strings.ReplaceAll(p.Content, "\n", " "))
+					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, p.Text())
 				}
 			}
 			return nil
@@ -75,7 +75,9 @@ func (m *Main) catchupCmd() *ffcli.Command {
 			for _, c := range resp.Conversations {
 				line := c.Summary
 				if line == "" && len(c.Preview) > 0 {
-					line = "(" + c.Preview[0].Content + ")"
+					if line = c.Preview[0].Text(); !strings.HasPrefix(line, "(") {
+						line = "(" + line + ")"
+					}
 				}
 				fmt.Fprintf(m.Stdout, "%s  %3d messages  %s  %s\n", c.StartAt.Format("2006-01-02 15:04"), c.MessageCount, line, c.URL)
 			}
@@ -136,7 +138,7 @@ func (m *Main) searchCmd() *ffcli.Command {
 				fmt.Fprintf(w, "%d. %.3f  %s  %s  (%d messages)  %s\n", i+1, r.Score, r.StartAt.Format("2006-01-02 15:04"),
 					strings.Join(r.Authors, ", "), r.MessageCount, r.URL)
 				for _, p := range r.Previews {
-					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, strings.ReplaceAll(p.Content, "\n", " "))
+					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, p.Text())
 				}
 			}
 			fmt.Fprintf(w, "%d of %d results, %.1f ms (query embedding %.1f ms)\n", len(resp.Results), resp.Total, resp.TookMillis, resp.QueryEmbedMillis)

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -114,7 +113,7 @@ func (m *Main) segmentCmd() *ffcli.Command {
 						reply = fmt.Sprintf(" (reply to %d)", msg.ReplyToID)
 					}
 					fmt.Fprintf(w, "  [%s] %s: %s%s\n", usTime(msg.CreatedAt).Format("2006-01-02 15:04"), msg.AuthorName,
-						strings.ReplaceAll(msg.Content, "\n", " "), reply)
+						api.MessageText(msg.Content, msg.Attachments), reply)
 				}
 			}
 			if text := segment.Text(contents); text != "" {
