@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"testing"
+	"time"
 
+	"dsearch/searchd"
 	"dsearch/searchd/sqlite"
 )
 
@@ -38,6 +40,61 @@ func TestEmbedMissingYieldsWhenBusy(t *testing.T) {
 		}
 		if e.passages != want || q.embedded != want || len(vecs) != want {
 			t.Errorf("busy %v: embedded %d (counted %d, vectors %d), want %d", busy, e.passages, q.embedded, len(vecs), want)
+		}
+	}
+}
+
+// The answer to a question is found by the question's words, which it
+// seldom repeats; only a reply by someone else is an answer.
+func TestAnswerFoundByItsQuestion(t *testing.T) {
+	const carol = 3
+	talk := func(answerer int64) []searchd.Message {
+		return []searchd.Message{
+			m(1, general, alice, 0, "are you moving house?"),
+			m(2, general, answerer, time.Minute, "yes, in april, with the kids"),
+			m(3, general, carol, 2*time.Minute, "my sister lives near an apartment block with a pizza restaurant and a steam shop"),
+			m(4, general, carol, 3*time.Minute, "pizza and beer for dinner later"),
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		answerer int64
+		credit   float64
+		second   int64
+	}{
+		{"a reply by someone else", bob, DefaultConfig().AnswerCredit, 2},
+		{"the asker going on", alice, DefaultConfig().AnswerCredit, 3},
+		{"credit off", bob, 0, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := setupWith(t, talk(c.answerer))
+			s.Config.AnswerCredit = c.credit
+			got := run(t, s, Request{Query: "moving to a new apartment", RankedMessages: true}).RankedMessages
+			if len(got) < 2 || got[0] != 1 || got[1] != c.second {
+				t.Errorf("ranked messages %v, want 1 then %d", got, c.second)
+			}
+		})
+	}
+}
+
+// answerTo: the message replied to, else the one before, when someone
+// else asked something there.
+func TestAnswerTo(t *testing.T) {
+	ms := []sqlite.StoredMessage{
+		{ID: 10, AuthorID: alice, Content: "이사 언제 가？"},
+		{ID: 11, AuthorID: bob, Content: "pizza later?"},
+		{ID: 12, AuthorID: bob, Content: "다음 달에", ReplyToID: 10},
+		{ID: 13, AuthorID: alice, Content: "nice"},
+		{ID: 14, AuthorID: bob, Content: "and you?"},
+		{ID: 15, AuthorID: alice, Content: "me too", ReplyToID: 99}, // not in the segment: the one before
+	}
+	at := map[int64]int{}
+	for i, m := range ms {
+		at[m.ID] = i
+	}
+	for i, want := range []int{-1, 0, 0, -1, -1, 4} {
+		if got := answerTo(ms, at, i); got != want {
+			t.Errorf("message %d answers %d, want %d", ms[i].ID, got, want)
 		}
 	}
 }

@@ -60,6 +60,9 @@ type Config struct {
 	RescoreLimit   int     // messages rescored per segment: 80
 	FullChars      int     // a message this long gets full weight: 12
 	SegmentWeight  float64 // final = w·segment + (1-w)·best message: 0.5
+	// AnswerCredit: a reply to a question scores at least this share of
+	// the question's similarity (rescore.go, answerTo). 0.97; 0 disables.
+	AnswerCredit float64
 	// MinReading: a query the model reads less of (Reader) is one its
 	// ranking knows nothing of: hybrid ranks by the query's words, and
 	// the answer pipeline searches it in hybrid mode. 0.5: less than half
@@ -83,7 +86,7 @@ type Config struct {
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.75, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
-		FullChars: 12, SegmentWeight: 0.5, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
+		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):

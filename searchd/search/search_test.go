@@ -48,9 +48,16 @@ var corpus = []searchd.Message{
 
 func setup(t *testing.T) *Service {
 	t.Helper()
+	return setupWith(t, corpus)
+}
+
+// setupWith is a service over the given messages, embedded with the
+// fixture model.
+func setupWith(t *testing.T, msgs []searchd.Message) *Service {
+	t.Helper()
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
-	if _, err := db.Apply(ctx, &searchd.Batch{Messages: corpus}, segment.DefaultRules, nil); err != nil {
+	if _, err := db.Apply(ctx, &searchd.Batch{Messages: msgs}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
