@@ -53,6 +53,9 @@ func answerEmbed(req *api.QueryRequest, resp *api.QueryResponse, public bool) di
 			foot = append(foot, "keywords: "+strings.Join(p.Keywords, ", "))
 		}
 	}
+	if note := resp.TimeNote(); note != "" {
+		foot = append(foot, note)
+	}
 	foot = append(foot, filterLine(req, resp))
 	if public {
 		foot = append(foot, "shared by the asker; results follow their permissions")

@@ -66,6 +66,9 @@ type Service struct {
 	// Aliases are user-defined names (nicknames, short forms) → user IDs,
 	// added to every name the user was seen under.
 	Aliases map[string][]int64
+	// Now is the clock relative dates ("last month") count from; nil:
+	// time.Now.
+	Now func() time.Time
 }
 
 // Request is a question with the caller's filters.
@@ -93,8 +96,14 @@ type Response struct {
 	PlanSource  string // "llm" or "rules"
 	PlanError   string
 	Authors     []int64 // resolved from names in the question
-	Results     []search.Result
-	NoResults   bool
+	// Since and Until are the time a date in the question named, as
+	// searched (µs, inclusive; 0 when it named none). TimeFallback: it
+	// named one, but nothing was found then (or the caller's filter
+	// excludes it), so the search went without it.
+	Since, Until int64
+	TimeFallback bool
+	Results      []search.Result
+	NoResults    bool
 	// RankedMessages fuses the subqueries' ranked messages (RRF), when
 	// the request asks for them (evaluation).
 	RankedMessages []int64
@@ -169,18 +178,37 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if resp.PlanSource == "" {
 		resp.Plan, resp.PlanSource = *planByRules(text, s.Search.Config.Synonyms), "rules"
 	}
-	// 3. Search each subquery, 4. fuse.
+	// 3. Search each subquery, 4. fuse: within the time a date in the
+	// question names, if anything was found then.
 	filter := req.Filter
 	if len(authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), authors...)
 	}
-	results, ranked, err := s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages)
-	if err != nil {
-		return nil, err
+	var results []search.Result
+	var ranked []int64
+	when, dated := timeIn(q, s.now())
+	if dated {
+		timed := filter
+		var ok bool
+		if timed.Since, timed.Until, ok = when.within(filter.Since, filter.Until); ok {
+			if results, ranked, err = s.searchAll(ctx, resp.Plan, question, timed, authors, req.RankedMessages); err != nil {
+				return nil, err
+			}
+		}
+		if len(results) > 0 {
+			resp.Since, resp.Until = timed.Since, timed.Until
+		} else {
+			resp.TimeFallback = true
+		}
+	}
+	if !dated || resp.TimeFallback {
+		if results, ranked, err = s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages); err != nil {
+			return nil, err
+		}
 	}
 	resp.RankedMessages = ranked
 	next := queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter)},
-		Plan: resp.Plan, Question: question + 1, Source: resp.PlanSource, Authors: authors}
+		Plan: resp.Plan, Question: question + 1, Source: resp.PlanSource, Authors: authors, Since: resp.Since, Until: resp.Until}
 	page, more, err := next.Page(results, pageSize(req.Limit))
 	if err != nil {
 		return nil, err
@@ -454,6 +482,13 @@ func (s *Service) mode(subquery string) search.Mode {
 		return search.Hybrid
 	}
 	return ""
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // summaryTokens bounds a summary: a few sentences.

@@ -230,6 +230,9 @@ func TestRulePlanAndNames(t *testing.T) {
 	if strings.Join(p.Keywords, "|") != strings.Join(want, "|") {
 		t.Errorf("keywords %q, want %q", p.Keywords, want)
 	}
+	if p := planByRules("What did Melanie paint on Friday, October 13, 2023 with Claude?", nil); strings.Join(p.Keywords, "|") != "Melanie|Claude" {
+		t.Errorf("month and day names are no keywords: %q", p.Keywords)
+	}
 	if p := planByRules("클코로 리포트 고친 얘기 claude", nil); len(p.Keywords) != 1 || p.Keywords[0] != "claude" {
 		t.Errorf("Korean question: %q", p.Keywords)
 	}

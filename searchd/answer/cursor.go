@@ -19,6 +19,10 @@ type queryCursor struct {
 	Question int     `json:"q,omitempty"`
 	Source   string  `json:"s"`
 	Authors  []int64 `json:"a,omitempty"`
+	// Since and Until are the time the question's date named, when the
+	// first page was searched within it (Response.Since).
+	Since int64 `json:"t0,omitempty"`
+	Until int64 `json:"t1,omitempty"`
 }
 
 // fingerprint identifies the question and filters a cursor may be reused
@@ -49,6 +53,13 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	if len(c.Authors) > 0 {
 		filter.Authors = append(slices.Clone(filter.Authors), c.Authors...)
 	}
+	if c.Since != 0 || c.Until != 0 {
+		// Only ever narrower than the caller's own filter, forged or not.
+		var ok bool
+		if filter.Since, filter.Until, ok = (span{c.Since, c.Until}).within(filter.Since, filter.Until); !ok || c.Since == 0 || c.Until == 0 {
+			return nil, inputErr("invalid cursor")
+		}
+	}
 	results, _, err := s.searchAll(ctx, c.Plan, question, filter, c.Authors, false)
 	if err != nil {
 		return nil, err
@@ -60,6 +71,9 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	}
 	resp := &Response{Question: q, Plan: c.Plan, PlanSource: c.Source, Authors: c.Authors,
 		Results: page, Offset: offset, AnswerError: "later page: no summary"}
+	if c.Since != 0 {
+		resp.Since, resp.Until = filter.Since, filter.Until
+	}
 	if more {
 		resp.NextCursor = search.EncodeCursor(c)
 	}

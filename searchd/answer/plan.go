@@ -289,7 +289,7 @@ func planByRules(question string, synonyms map[string][]string) *Plan {
 			continue
 		}
 		latin := strings.IndexFunc(w, func(r rune) bool { return r > unicode.MaxLatin1 }) < 0 && unicode.IsLetter([]rune(w)[0])
-		if !latin || len(w) < 3 {
+		if !latin || len(w) < 3 || calendarWord(w) {
 			continue
 		}
 		first, _ := utf8.DecodeRuneInString(w)
@@ -300,6 +300,17 @@ func planByRules(question string, synonyms map[string][]string) *Plan {
 	}
 	return p
 }
+
+// calendarWord is a month or day name: capitalized, but when something
+// was said (when.go), not a word the messages must hold.
+func calendarWord(w string) bool {
+	w = strings.ToLower(strings.TrimSuffix(w, "."))
+	_, month := months[w]
+	return month || weekdays[w]
+}
+
+var weekdays = map[string]bool{"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true,
+	"saturday": true, "sunday": true}
 
 // commonEnglish are words a Korean question may carry that are no proper
 // nouns.

@@ -54,6 +54,10 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	for _, a := range resp.Authors {
 		out.Authors = append(out.Authors, api.ID(a))
 	}
+	if resp.Since != 0 {
+		out.Time = &api.TimeSpan{Since: time.UnixMicro(resp.Since).UTC(), Until: time.UnixMicro(resp.Until).UTC()}
+	}
+	out.TimeFallback = resp.TimeFallback
 	for i, res := range resp.Results {
 		out.Results[i] = apiResult(res)
 	}

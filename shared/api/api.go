@@ -342,15 +342,40 @@ type QueryResponse struct {
 	Answer   string `json:"answer,omitempty"`
 	// AnswerError says why there is no answer (no LLM, LLM down, nothing
 	// found); the results are still there.
-	AnswerError string         `json:"answer_error,omitempty"`
-	Plan        QueryPlan      `json:"plan"`
-	Authors     []ID           `json:"authors,omitempty"`
-	Results     []SearchResult `json:"results"`
+	AnswerError string    `json:"answer_error,omitempty"`
+	Plan        QueryPlan `json:"plan"`
+	Authors     []ID      `json:"authors,omitempty"`
+	// Time is the time a date in the question named ("last year", "on
+	// October 13, 2023", a week either side), when the results are from
+	// it; TimeFallback: it named one but nothing was found then, so the
+	// results are from any time.
+	Time         *TimeSpan      `json:"time,omitempty"`
+	TimeFallback bool           `json:"time_fallback,omitempty"`
+	Results      []SearchResult `json:"results"`
 	// Offset is the rank of Results[0] among all results (0 on the first
 	// page); NextCursor fetches the next page and is absent on the last.
 	Offset     int     `json:"offset,omitempty"`
 	NextCursor string  `json:"next_cursor,omitempty"`
 	TookMillis float64 `json:"took_ms"`
+}
+
+// TimeSpan is a stretch of time, both ends included.
+type TimeSpan struct {
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// TimeNote says in a line what the question's date did to the search, or
+// "" when it named none.
+func (r *QueryResponse) TimeNote() string {
+	switch {
+	case r.Time != nil:
+		return fmt.Sprintf("from %s to %s (the time the question names, a week either side)",
+			r.Time.Since.Format("2006-01-02"), r.Time.Until.Format("2006-01-02"))
+	case r.TimeFallback:
+		return "nothing from the time the question names: results from any time"
+	}
+	return ""
 }
 
 // QueryPlan is how the question was searched.

@@ -31,6 +31,9 @@ func (m *Main) queryCmd() *ffcli.Command {
 			}
 			w := m.Stdout
 			fmt.Fprintf(w, "plan (%s): %q keywords %q\n", resp.Plan.Source, resp.Plan.Subqueries, resp.Plan.Keywords)
+			if note := resp.TimeNote(); note != "" {
+				fmt.Fprintf(w, "time: %s\n", note)
+			}
 			if resp.Plan.Source == "rules" && resp.Plan.Error != "" {
 				// Why the LLM's plan was not taken, a line per try (it
 				// never quotes the model's output or the question).
