@@ -143,6 +143,7 @@ demo-run: build run-dir
 	echo "--- searchd query ($(OLLAMA_MODEL) on $${OLLAMA_HOST:-$(OLLAMA)}; results only if it does not answer)"; \
 	$(BIN)/searchd query --socket $(SOCKET) '민수가 이사 간다고 한 게 언제였지?'; \
 	$(BIN)/searchd query --socket $(SOCKET) 'what did Alex say about Death Stranding?'; \
+	$(BIN)/searchd query --socket $(SOCKET) '2025년 3월에 누가 이사 간다고 했지?'; \
 	kill -INT $$pid; wait $$pid; trap - EXIT; $(OLLAMA_DOWN); \
 	[ ! -e $(SOCKET) ] && echo '--- searchd stopped cleanly; socket removed'
 
