@@ -8,12 +8,10 @@ import (
 	"testing"
 )
 
-// Every documented sequence that fetches ONNX Runtime builds searchd with
-// it, though build/deps.mk is written during the same make run. The
-// Makefile runs here against stand-ins: a deps.sh that writes deps.mk as
-// the real one does, a model.sh that does nothing, and a go that records
-// how it was called.
-func TestMakeDepsBuildUsesORT(t *testing.T) {
+// makefileDir is a scratch directory holding the project's Makefile alone,
+// to run make in against stand-ins; it skips without make.
+func makefileDir(t *testing.T) string {
+	t.Helper()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
@@ -21,9 +19,21 @@ func TestMakeDepsBuildUsesORT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Every documented sequence that fetches ONNX Runtime builds searchd with
+// it, though build/deps.mk is written during the same make run. The
+// Makefile runs here against stand-ins: a deps.sh that writes deps.mk as
+// the real one does, a model.sh that does nothing, and a go that records
+// how it was called.
+func TestMakeDepsBuildUsesORT(t *testing.T) {
 	for _, goals := range [][]string{{"deps", "build"}, {"deps", "model", "build"}} {
-		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o600)
+		dir := makefileDir(t)
 		os.Mkdir(filepath.Join(dir, "scripts"), 0o700)
 		script := func(name, body string) {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o700); err != nil {
@@ -57,13 +67,6 @@ func TestMakeDepsBuildUsesORT(t *testing.T) {
 // private Ollama with the small multilingual model, unless the user's
 // OLLAMA_HOST names one; without it they use OLLAMA_HOST or the default.
 func TestMakeRunPrivateOllama(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make")
-	}
-	mk, err := os.ReadFile("../../../Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name, ollamaMk, host string
 		want, not            []string
@@ -76,8 +79,7 @@ func TestMakeRunPrivateOllama(t *testing.T) {
 			[]string{"--ollama-url ${OLLAMA_HOST:-http://127.0.0.1:11434}", "--ollama-model exaone3.5:7.8b"}, []string{"ollama-serve.sh"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			os.WriteFile(filepath.Join(dir, "Makefile"), mk, 0o600)
+			dir := makefileDir(t)
 			os.Mkdir(filepath.Join(dir, "build"), 0o700)
 			if c.ollamaMk != "" {
 				os.WriteFile(filepath.Join(dir, "build", "ollama.mk"), []byte(c.ollamaMk), 0o600)
