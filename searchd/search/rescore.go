@@ -67,12 +67,14 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 		}
 		sims := make([]float64, len(ms)) // length-weighted, before the author boost
 		has := make([]bool, len(ms))
+		asks := make([]bool, len(ms)) // holds a question mark (not one in a link)
 		at := make(map[int64]int, len(ms))
 		for i, m := range ms {
 			at[m.ID] = i
 			if v, ok := vecs[m.ID]; ok {
-				chars := float64(utf8.RuneCountInString(segment.Clean(m.Content)))
-				sims[i], has[i] = float64(index.Dot(q.vec, v))*min(1, chars/full), true
+				text := segment.Clean(m.Content)
+				sims[i], has[i] = float64(index.Dot(q.vec, v))*min(1, float64(utf8.RuneCountInString(text))/full), true
+				asks[i] = strings.ContainsAny(text, "?？")
 			}
 		}
 		sc := make([]scored, len(ms))
@@ -80,7 +82,7 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 			sc[i] = scored{id: m.ID}
 			if has[i] {
 				sim := sims[i]
-				if j := answerTo(ms, at, i); j >= 0 && has[j] {
+				if j := answerTo(ms, asks, at, i); j >= 0 {
 					sim = max(sim, q.svc.Config.AnswerCredit*sims[j])
 				}
 				s := q.boost(m.AuthorID, sim)
@@ -111,19 +113,20 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 
 // answerTo is the index of the question message i answers, or -1: the
 // message it replies to (on Discord) or else the one just before it, when
-// someone else wrote it and it asks something. In chat an answer seldom
+// someone else wrote it and it asks something (asks: a question mark in
+// its cleaned text, which has a vector). In chat an answer seldom
 // repeats the question ("5 years already!" to "How long have you been
 // married?"): the question holds the words a search matches, so its reply
 // is credited with the question's match (Config.AnswerCredit, a little
 // under it so that the question itself stays first). locomo-dev: recall@10
 // 76.5 → 77.5 in pipeline mode, 5 questions better and none worse
 // (docs/retrieval.md).
-func answerTo(ms []sqlite.StoredMessage, at map[int64]int, i int) int {
+func answerTo(ms []sqlite.StoredMessage, asks []bool, at map[int64]int, i int) int {
 	j := i - 1
 	if k, ok := at[ms[i].ReplyToID]; ok && ms[i].ReplyToID != 0 && k < i {
 		j = k
 	}
-	if j < 0 || ms[j].AuthorID == ms[i].AuthorID || !strings.ContainsAny(ms[j].Content, "?？") {
+	if j < 0 || ms[j].AuthorID == ms[i].AuthorID || !asks[j] {
 		return -1
 	}
 	return j

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,26 +49,28 @@ func TestEmbedMissingYieldsWhenBusy(t *testing.T) {
 // seldom repeats; only a reply by someone else is an answer.
 func TestAnswerFoundByItsQuestion(t *testing.T) {
 	const carol = 3
-	talk := func(answerer int64) []searchd.Message {
+	talk := func(answerer int64, question string) []searchd.Message {
 		return []searchd.Message{
-			m(1, general, alice, 0, "are you moving house?"),
+			m(1, general, alice, 0, question),
 			m(2, general, answerer, time.Minute, "yes, in april, with the kids"),
 			m(3, general, carol, 2*time.Minute, "my sister lives near an apartment block with a pizza restaurant and a steam shop"),
 			m(4, general, carol, 3*time.Minute, "pizza and beer for dinner later"),
 		}
 	}
+	const asked, linked = "are you moving house?", "moving house https://example.com/listing?id=7"
 	for _, c := range []struct {
-		name     string
-		answerer int64
-		credit   float64
-		second   int64
+		name, question string
+		answerer       int64
+		credit         float64
+		second         int64
 	}{
-		{"a reply by someone else", bob, DefaultConfig().AnswerCredit, 2},
-		{"the asker going on", alice, DefaultConfig().AnswerCredit, 3},
-		{"credit off", bob, 0, 3},
+		{"a reply by someone else", asked, bob, DefaultConfig().AnswerCredit, 2},
+		{"the asker going on", asked, alice, DefaultConfig().AnswerCredit, 3},
+		{"credit off", asked, bob, 0, 3},
+		{"a question mark in a link asks nothing", linked, bob, DefaultConfig().AnswerCredit, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := setupWith(t, talk(c.answerer))
+			s := setupWith(t, talk(c.answerer, c.question))
 			s.Config.AnswerCredit = c.credit
 			got := run(t, s, Request{Query: "moving to a new apartment", RankedMessages: true}).RankedMessages
 			if len(got) < 2 || got[0] != 1 || got[1] != c.second {
@@ -89,11 +92,13 @@ func TestAnswerTo(t *testing.T) {
 		{ID: 15, AuthorID: alice, Content: "me too", ReplyToID: 99}, // not in the segment: the one before
 	}
 	at := map[int64]int{}
+	asks := make([]bool, len(ms))
 	for i, m := range ms {
 		at[m.ID] = i
+		asks[i] = strings.ContainsAny(m.Content, "?？")
 	}
 	for i, want := range []int{-1, 0, 0, -1, -1, 4} {
-		if got := answerTo(ms, at, i); got != want {
+		if got := answerTo(ms, asks, at, i); got != want {
 			t.Errorf("message %d answers %d, want %d", ms[i].ID, got, want)
 		}
 	}
