@@ -186,22 +186,18 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	var results []search.Result
 	var ranked []int64
-	when, dated := timeIn(q, s.now())
-	if dated {
-		timed := filter
-		var ok bool
-		if timed.Since, timed.Until, ok = when.within(filter.Since, filter.Until); ok {
+	if when, dated := timeIn(q, s.now()); dated {
+		if timed, ok := when.narrow(filter); ok {
 			if results, ranked, err = s.searchAll(ctx, resp.Plan, question, timed, authors, req.RankedMessages); err != nil {
 				return nil, err
 			}
+			if len(results) > 0 {
+				resp.Since, resp.Until = timed.Since, timed.Until
+			}
 		}
-		if len(results) > 0 {
-			resp.Since, resp.Until = timed.Since, timed.Until
-		} else {
-			resp.TimeFallback = true
-		}
+		resp.TimeFallback = len(results) == 0
 	}
-	if !dated || resp.TimeFallback {
+	if len(results) == 0 {
 		if results, ranked, err = s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages); err != nil {
 			return nil, err
 		}

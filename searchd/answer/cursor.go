@@ -56,7 +56,7 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	if c.Since != 0 || c.Until != 0 {
 		// Only ever narrower than the caller's own filter, forged or not.
 		var ok bool
-		if filter.Since, filter.Until, ok = (span{c.Since, c.Until}).within(filter.Since, filter.Until); !ok || c.Since == 0 || c.Until == 0 {
+		if filter, ok = (span{c.Since, c.Until}).narrow(filter); !ok || c.Since == 0 || c.Until == 0 {
 			return nil, inputErr("invalid cursor")
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"dsearch/searchd/sqlite"
 )
 
 // spanMargin widens a span on either side: people date what they said
@@ -148,14 +150,13 @@ func widen(from, to time.Time) span {
 	return span{Since: from.Add(-spanMargin).UnixMicro(), Until: to.Add(spanMargin).UnixMicro() - 1}
 }
 
-// within is the filter range since..until (0: unbounded) narrowed to s;
-// ok is false when they do not overlap.
-func (s span) within(since, until int64) (int64, int64, bool) {
-	if since == 0 || s.Since > since {
-		since = s.Since
+// narrow is f within s; ok is false when they do not overlap.
+func (s span) narrow(f sqlite.Filter) (sqlite.Filter, bool) {
+	if f.Since == 0 || s.Since > f.Since {
+		f.Since = s.Since
 	}
-	if until == 0 || s.Until < until {
-		until = s.Until
+	if f.Until == 0 || s.Until < f.Until {
+		f.Until = s.Until
 	}
-	return since, until, since <= until
+	return f, f.Since <= f.Until
 }

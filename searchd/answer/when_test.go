@@ -57,10 +57,10 @@ func TestTimeIn(t *testing.T) {
 	if s.Since != day(2023, 10, 6).UnixMicro() || s.Until != day(2023, 10, 21).UnixMicro()-1 {
 		t.Errorf("margin: %v", s)
 	}
-	if since, until, ok := s.within(0, 0); !ok || since != s.Since || until != s.Until {
-		t.Error("an unbounded filter takes the span")
+	if f, ok := s.narrow(sqlite.Filter{Channels: []int64{1}}); !ok || f.Since != s.Since || f.Until != s.Until || len(f.Channels) != 1 {
+		t.Errorf("an unbounded filter takes the span: %+v", f)
 	}
-	if _, _, ok := s.within(day(2024, 1, 1).UnixMicro(), 0); ok {
+	if _, ok := s.narrow(sqlite.Filter{Since: day(2024, 1, 1).UnixMicro()}); ok {
 		t.Error("a filter after the span overlaps it")
 	}
 }
