@@ -141,6 +141,12 @@ def main(args):
         if fuse is channel_z and not all(e for _, _, e in sets):
             continue
         print(f"| {label} | " + " | ".join(f"{recall10(qs, fuse):.1f}" for _, qs, _ in sets) + " |")
+    # How far each list's best candidate stands above the rest of its list:
+    # why lexical z-scores are weighed down ("Fusion").
+    for side, name in (("L", "lexical"), ("S", "semantic")):
+        tops = lambda qs: [max(z(q[side]).values()) for q in qs if len(q[side]) > 2]
+        print(f"| median z of the {name} list's best | " +
+              " | ".join(f"{statistics.median(tops(qs)):.1f}" if tops(qs) else "-" for _, qs, _ in sets) + " |")
 
 
 if __name__ == "__main__":
