@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"dsearch/searchd/internal/nice"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"dsearch/searchd/internal/nice"
 )
 
 // version is set at link time by the Makefile.
