@@ -80,6 +80,72 @@ func TestAnswerFoundByItsQuestion(t *testing.T) {
 	}
 }
 
+// An answer to a question about what its author said is found by what
+// the author said first: the question ("where to?") holds no words the
+// search matches.
+func TestAnswerFoundByWhatWasAsked(t *testing.T) {
+	const carol = 3
+	talk := func(first int64) []searchd.Message {
+		return []searchd.Message{
+			m(1, general, first, 0, "we are moving house next month"),
+			m(2, general, bob, time.Minute, "oh nice, where to?"),
+			m(3, general, alice, 2*time.Minute, "near the river, by the bakery"),
+			m(4, general, carol, 3*time.Minute, "my sister lives near an apartment block with a pizza restaurant and a steam shop"),
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		first  int64
+		credit float64
+		second int64
+	}{
+		{"the answerer said it first", alice, DefaultConfig().AnswerCredit, 3},
+		{"someone else said it", carol, DefaultConfig().AnswerCredit, 4},
+		{"credit off", alice, 0, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := setupWith(t, talk(c.first))
+			s.Config.AnswerCredit = c.credit
+			got := run(t, s, Request{Query: "moving to a new apartment", RankedMessages: true}).RankedMessages
+			if len(got) < 2 || got[0] != 1 || got[1] != c.second {
+				t.Errorf("ranked messages %v, want 1 then %d", got, c.second)
+			}
+		})
+	}
+}
+
+// askedAbout: the message the question replied to, else the one before,
+// when the answerer wrote it.
+func TestAskedAbout(t *testing.T) {
+	const carol = 3
+	ms := []sqlite.StoredMessage{
+		{ID: 10, AuthorID: alice, Content: "moving next month"},
+		{ID: 11, AuthorID: bob, Content: "pizza later?"},
+		{ID: 12, AuthorID: bob, Content: "where to?", ReplyToID: 10},
+		{ID: 13, AuthorID: alice, Content: "the river"},
+		{ID: 14, AuthorID: bob, Content: "which one?", ReplyToID: 99}, // not in the segment: the one before
+	}
+	at := map[int64]int{}
+	for i, m := range ms {
+		at[m.ID] = i
+	}
+	for _, c := range []struct {
+		question int
+		answerer int64
+		want     int
+	}{
+		{2, alice, 0},  // the reply reference, past bob's own message
+		{1, alice, 0},  // the one before
+		{4, alice, 3},  // a reference outside the segment: the one before
+		{1, carol, -1}, // the answerer did not say it
+		{0, bob, -1},   // nothing before
+	} {
+		if got := askedAbout(ms, at, c.question, c.answerer); got != c.want {
+			t.Errorf("question %d answered by %d follows up %d, want %d", ms[c.question].ID, c.answerer, got, c.want)
+		}
+	}
+}
+
 // answerTo: the message replied to, else the one before, when someone
 // else asked something there.
 func TestAnswerTo(t *testing.T) {

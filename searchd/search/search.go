@@ -61,7 +61,8 @@ type Config struct {
 	FullChars      int     // a message this long gets full weight: 12
 	SegmentWeight  float64 // final = w·segment + (1-w)·best message: 0.5
 	// AnswerCredit: a reply to a question scores at least this share of
-	// the question's similarity (rescore.go, answerTo). 0.97; 0 disables.
+	// the question's similarity, or of what the question asked about
+	// (rescore.go, answerTo, askedAbout). 0.97; 0 disables.
 	AnswerCredit float64
 	// MinReading: a query the model reads less of (Reader) is one its
 	// ranking knows nothing of: hybrid ranks by the query's words, and

@@ -82,7 +82,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.MinReading, "min-reading", c.Search.MinReading, "a query the model reads less of (the share of its letters in the model's pieces of words) ranks by its words in hybrid, and questions search it in hybrid mode (0: off)")
 	fs.Float64Var(&c.Search.AuthorBoost, "author-boost", c.Search.AuthorBoost, "weight up messages by a person the query names, and take the name out of the query text (0: off)")
 	fs.Float64Var(&c.Search.SegmentWeight, "segment-weight", c.Search.SegmentWeight, "pipeline: final = w·segment + (1−w)·best message")
-	fs.Float64Var(&c.Search.AnswerCredit, "answer-credit", c.Search.AnswerCredit, "a reply to a question by someone else scores at least this share of the question's similarity (0: off)")
+	fs.Float64Var(&c.Search.AnswerCredit, "answer-credit", c.Search.AnswerCredit, "a reply to a question by someone else scores at least this share of the similarity of the question, or of the replier's message it asked about (0: off)")
 	fs.StringVar(&c.Synonyms, "synonyms", "", `keyword synonyms: a JSON file like {"claude": ["클로드", "클코"]}`)
 	fs.StringVar(&c.LLMAPI, "llm-api", llm.APIOllama, "the LLM server's API: ollama, or openai (/v1/chat/completions: llama.cpp's server, LM Studio, vLLM; key in DSEARCH_LLM_API_KEY if it needs one)")
 	fs.StringVar(&c.OllamaURL, "ollama-url", llm.DefaultURL(os.Getenv("OLLAMA_HOST")), "local LLM server (OLLAMA_HOST); with --llm-api openai, its root URL")
