@@ -15,7 +15,8 @@ import (
 
 // spanMargin widens a span on either side: people date what they said
 // loosely ("on May 23" of news told on the 27th, "last weekend before
-// April 10").
+// April 10"). After a span of more than a week, the margin is as long as
+// the span: what happened in March is told "last month" in April.
 const spanMargin = 7 * 24 * time.Hour
 
 // span is a stretch of time a question names, as a filter: µs, both ends
@@ -145,9 +146,12 @@ func timeIn(question string, now time.Time) (span, bool) {
 	return span{}, false
 }
 
-// widen is [from, to) as an inclusive span in µs, spanMargin wider.
+// widen is [from, to) as an inclusive span in µs, spanMargin wider
+// before and after, or after by as long as the span when that is longer:
+// an event is told after it happened.
 func widen(from, to time.Time) span {
-	return span{Since: from.Add(-spanMargin).UnixMicro(), Until: to.Add(spanMargin).UnixMicro() - 1}
+	after := max(spanMargin, to.Sub(from))
+	return span{Since: from.Add(-spanMargin).UnixMicro(), Until: to.Add(after).UnixMicro() - 1}
 }
 
 // narrow is f within s; ok is false when they do not overlap.

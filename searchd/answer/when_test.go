@@ -52,10 +52,14 @@ func TestTimeIn(t *testing.T) {
 	if got, ok := timeIn("on February 30, 2023", now); !ok || got != widen(day(2023, 1, 1), day(2024, 1, 1)) {
 		t.Errorf("February 30, 2023: %v %v, want the year 2023", ok, got)
 	}
-	// The margin: a week either side, ends inclusive.
+	// The margin: a week either side, ends inclusive; after a month, as
+	// long again as the month.
 	s := widen(day(2023, 10, 13), day(2023, 10, 14))
 	if s.Since != day(2023, 10, 6).UnixMicro() || s.Until != day(2023, 10, 21).UnixMicro()-1 {
 		t.Errorf("margin: %v", s)
+	}
+	if m := widen(day(2023, 3, 1), day(2023, 4, 1)); m.Since != day(2023, 2, 22).UnixMicro() || m.Until != day(2023, 5, 2).UnixMicro()-1 {
+		t.Errorf("a month's margin: %v", m)
 	}
 	if f, ok := s.narrow(sqlite.Filter{Channels: []int64{1}}); !ok || f.Since != s.Since || f.Until != s.Until || len(f.Channels) != 1 {
 		t.Errorf("an unbounded filter takes the span: %+v", f)
