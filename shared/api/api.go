@@ -346,7 +346,7 @@ type QueryResponse struct {
 	Plan        QueryPlan `json:"plan"`
 	Authors     []ID      `json:"authors,omitempty"`
 	// Time is the time a date in the question named ("last year", "on
-	// October 13, 2023", a week either side), when the results are from
+	// October 13, 2023"), with a margin around it, when the results are from
 	// it; TimeFallback: it named one but nothing was found then, so the
 	// results are from any time.
 	Time         *TimeSpan      `json:"time,omitempty"`
@@ -370,7 +370,7 @@ type TimeSpan struct {
 func (r *QueryResponse) TimeNote() string {
 	switch {
 	case r.Time != nil:
-		return fmt.Sprintf("from %s to %s (the time the question names, a week either side)",
+		return fmt.Sprintf("from %s to %s (the time the question names, with a margin)",
 			r.Time.Since.Format("2006-01-02"), r.Time.Until.Format("2006-01-02"))
 	case r.TimeFallback:
 		return "nothing from the time the question names: results from any time"

@@ -31,7 +31,7 @@ func TestTimeNote(t *testing.T) {
 		want string
 	}{
 		{QueryResponse{}, ""},
-		{QueryResponse{Time: &TimeSpan{day(6), day(20)}}, "from 2023-10-06 to 2023-10-20 (the time the question names, a week either side)"},
+		{QueryResponse{Time: &TimeSpan{day(6), day(20)}}, "from 2023-10-06 to 2023-10-20 (the time the question names, with a margin)"},
 		{QueryResponse{TimeFallback: true}, "nothing from the time the question names: results from any time"},
 	} {
 		if got := c.r.TimeNote(); got != c.want {
