@@ -116,20 +116,16 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 }
 
 // answerTo is the index of the question message i answers, or -1: the
-// message it replies to (on Discord) or else the one just before it, when
-// someone else wrote it and it asks something (asks: a question mark in
-// its cleaned text, which has a vector). In chat an answer seldom
-// repeats the question ("5 years already!" to "How long have you been
-// married?"): the question holds the words a search matches, so its reply
-// is credited with the question's match (Config.AnswerCredit, a little
-// under it so that the question itself stays first). locomo-dev: recall@10
-// 76.5 → 77.5 in pipeline mode, 5 questions better and none worse
-// (docs/retrieval.md).
+// one it follows (follows), when someone else wrote it and it asks
+// something (asks: a question mark in its cleaned text, which has a
+// vector). In chat an answer seldom repeats the question ("5 years
+// already!" to "How long have you been married?"): the question holds
+// the words a search matches, so its reply is credited with the
+// question's match (Config.AnswerCredit, a little under it so that the
+// question itself stays first). locomo-dev: recall@10 76.5 → 77.5 in
+// pipeline mode, 5 questions better and none worse (docs/retrieval.md).
 func answerTo(ms []sqlite.StoredMessage, asks []bool, at map[int64]int, i int) int {
-	j := i - 1
-	if k, ok := at[ms[i].ReplyToID]; ok && ms[i].ReplyToID != 0 && k < i {
-		j = k
-	}
+	j := follows(ms, at, i)
 	if j < 0 || ms[j].AuthorID == ms[i].AuthorID || !asks[j] {
 		return -1
 	}
@@ -137,24 +133,30 @@ func answerTo(ms []sqlite.StoredMessage, asks []bool, at map[int64]int, i int) i
 }
 
 // askedAbout is the index of the answerer's own message that question j
-// followed up, or -1: the message j replies to (on Discord), or else the
-// one just before it, when the answerer wrote it. "Check out my painting
-// for the art show!" / "What inspired you?" / "I painted this after I
-// visited an LGBTQ center": the answer goes on from its author's first
-// message, which holds the words a search matches, and the question
-// ("What inspired you?") often holds none; so the answer is credited
-// with the better of the two. locomo-dev, pipeline mode: recall@10
-// 77.5 → 78.2, recall@5 67.5 → 68.5 (7 questions better, 2 worse;
-// docs/retrieval.md).
+// followed up, or -1: the one j follows (follows), when the answerer
+// wrote it. "Check out my painting for the art show!" / "What inspired
+// you?" / "I painted this after I visited an LGBTQ center": the answer
+// goes on from its author's first message, which holds the words a
+// search matches, and the question ("What inspired you?") often holds
+// none; so the answer is credited with the better of the two.
+// locomo-dev, pipeline mode: recall@10 77.5 → 78.2, recall@5 67.5 → 68.5
+// (7 questions better, 2 worse; docs/retrieval.md).
 func askedAbout(ms []sqlite.StoredMessage, at map[int64]int, j int, answerer int64) int {
-	k := j - 1
-	if r, ok := at[ms[j].ReplyToID]; ok && ms[j].ReplyToID != 0 && r < j {
-		k = r
-	}
+	k := follows(ms, at, j)
 	if k < 0 || ms[k].AuthorID != answerer {
 		return -1
 	}
 	return k
+}
+
+// follows is the index of the message i goes on from, or -1: the one it
+// replies to on Discord, when that is earlier in the segment, else the
+// one just before it.
+func follows(ms []sqlite.StoredMessage, at map[int64]int, i int) int {
+	if k, ok := at[ms[i].ReplyToID]; ok && ms[i].ReplyToID != 0 && k < i {
+		return k
+	}
+	return i - 1
 }
 
 // embedMissing embeds, within the rescoring budget, messages long enough

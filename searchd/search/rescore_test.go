@@ -69,14 +69,7 @@ func TestAnswerFoundByItsQuestion(t *testing.T) {
 		{"credit off", asked, bob, 0, 3},
 		{"a question mark in a link asks nothing", linked, bob, DefaultConfig().AnswerCredit, 3},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := setupWith(t, talk(c.answerer, c.question))
-			s.Config.AnswerCredit = c.credit
-			got := run(t, s, Request{Query: "moving to a new apartment", RankedMessages: true}).RankedMessages
-			if len(got) < 2 || got[0] != 1 || got[1] != c.second {
-				t.Errorf("ranked messages %v, want 1 then %d", got, c.second)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantSecond(t, talk(c.answerer, c.question), c.credit, c.second) })
 	}
 }
 
@@ -103,14 +96,19 @@ func TestAnswerFoundByWhatWasAsked(t *testing.T) {
 		{"someone else said it", carol, DefaultConfig().AnswerCredit, 4},
 		{"credit off", alice, 0, 4},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := setupWith(t, talk(c.first))
-			s.Config.AnswerCredit = c.credit
-			got := run(t, s, Request{Query: "moving to a new apartment", RankedMessages: true}).RankedMessages
-			if len(got) < 2 || got[0] != 1 || got[1] != c.second {
-				t.Errorf("ranked messages %v, want 1 then %d", got, c.second)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantSecond(t, talk(c.first), c.credit, c.second) })
+	}
+}
+
+// wantSecond searches the talk for moving house with the answer credit
+// given and wants message 1 ranked first, then second.
+func wantSecond(t *testing.T, talk []searchd.Message, credit float64, second int64) {
+	t.Helper()
+	s := setupWith(t, talk)
+	s.Config.AnswerCredit = credit
+	got := run(t, s, Request{Query: "moving to a new apartment", RankedMessages: true}).RankedMessages
+	if len(got) < 2 || got[0] != 1 || got[1] != second {
+		t.Errorf("ranked messages %v, want 1 then %d", got, second)
 	}
 }
 
