@@ -83,7 +83,7 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 		byID[c.ID] = c
 	}
 	can := func(c discord.Channel) bool {
-		return discord.CalcOverrides(*guild, c, *member, roles).Has(readPermissions)
+		return channelPermissions(guild, &c, member, roles).Has(readPermissions)
 	}
 	var out []discord.Channel
 	seen := map[discord.ChannelID]bool{}

@@ -3,6 +3,7 @@ package bot
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/diamondburned/arikawa/v3/discord"
 
@@ -33,11 +34,58 @@ func (b *Bot) readableChannels(guildID discord.GuildID, member *discord.Member) 
 		if isThread(ch.Type) || ch.Type == discord.GuildCategory {
 			continue
 		}
-		if discord.CalcOverrides(*g, ch, *member, roles).Has(readPermissions) {
+		if channelPermissions(g, &ch, member, roles).Has(readPermissions) {
 			out = append(out, api.ID(ch.ID))
 		}
 	}
 	return out, nil
+}
+
+// channelPermissions is what member may do in ch, by Discord's documented
+// algorithm (developers/topics/permissions, "Permission Hierarchy"): the
+// owner may do anything; otherwise the base is the @everyone role's
+// permissions and those of the member's roles, and ADMINISTRATOR counts
+// only there; then ch's overwrites apply in order: @everyone's, the
+// member's roles' (every deny, then every allow), the member's own.
+// arikawa's CalcOverrides differs: it honours ADMINISTRATOR set by an
+// overwrite, which Discord ignores, and matches overwrites by ID alone.
+func channelPermissions(g *discord.Guild, ch *discord.Channel, member *discord.Member, roles []discord.Role) discord.Permissions {
+	if g.OwnerID == member.User.ID {
+		return discord.PermissionAll
+	}
+	var perms discord.Permissions
+	for _, r := range roles {
+		if r.ID == discord.RoleID(g.ID) || slices.Contains(member.RoleIDs, r.ID) {
+			perms |= r.Permissions
+		}
+	}
+	if perms.Has(discord.PermissionAdministrator) {
+		return discord.PermissionAll
+	}
+	apply := func(o discord.Overwrite) { perms = perms&^o.Deny | o.Allow }
+	for _, o := range ch.Overwrites {
+		if o.Type == discord.OverwriteRole && o.ID == discord.Snowflake(g.ID) {
+			apply(o)
+		}
+	}
+	var roleOverwrite discord.Overwrite
+	for _, o := range ch.Overwrites {
+		if o.Type == discord.OverwriteRole && o.ID != discord.Snowflake(g.ID) && slices.Contains(member.RoleIDs, discord.RoleID(o.ID)) {
+			roleOverwrite.Deny |= o.Deny
+			roleOverwrite.Allow |= o.Allow
+		}
+	}
+	apply(roleOverwrite)
+	for _, o := range ch.Overwrites {
+		if o.Type == discord.OverwriteMember && o.ID == discord.Snowflake(member.User.ID) {
+			apply(o)
+		}
+	}
+	// Without VIEW_CHANNEL no other permission of the channel holds.
+	if !perms.Has(discord.PermissionViewChannel) {
+		return 0
+	}
+	return perms
 }
 
 // guildState is what permissions are computed from, as the gateway

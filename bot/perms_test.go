@@ -1,0 +1,89 @@
+package bot
+
+import (
+	"testing"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+)
+
+// TestChannelPermissions is a table of the cases Discord's permission
+// documentation describes ("Permission Hierarchy", "Permission
+// Overwrites"), each asking whether a member may read a channel.
+func TestChannelPermissions(t *testing.T) {
+	const (
+		guild             = 10
+		mods, muted, fans = 11, 12, 13
+		member, other     = 20, 21
+		owner             = 30
+	)
+	read := readPermissions
+	view := discord.PermissionViewChannel
+	admin := discord.PermissionAdministrator
+	everyone := func(allow, deny discord.Permissions) discord.Overwrite {
+		return discord.Overwrite{ID: guild, Type: discord.OverwriteRole, Allow: allow, Deny: deny}
+	}
+	role := func(id discord.Snowflake, allow, deny discord.Permissions) discord.Overwrite {
+		return discord.Overwrite{ID: id, Type: discord.OverwriteRole, Allow: allow, Deny: deny}
+	}
+	user := func(id discord.Snowflake, allow, deny discord.Permissions) discord.Overwrite {
+		return discord.Overwrite{ID: id, Type: discord.OverwriteMember, Allow: allow, Deny: deny}
+	}
+	for _, tc := range []struct {
+		name       string
+		everyone   discord.Permissions // the @everyone role's permissions
+		roles      []discord.RoleID    // the member's roles
+		rolePerms  discord.Permissions // what the mods role grants
+		who        discord.UserID
+		overwrites []discord.Overwrite
+		want       bool
+	}{
+		{name: "@everyone may read", everyone: read, want: true},
+		{name: "nobody may read", everyone: 0, want: false},
+		{name: "view without history is not reading", everyone: view, want: false},
+		{name: "a role grants what @everyone lacks", everyone: 0, roles: []discord.RoleID{mods}, rolePerms: read, want: true},
+		{name: "the owner reads through every deny", who: owner, everyone: 0,
+			overwrites: []discord.Overwrite{everyone(0, read), user(owner, 0, read)}, want: true},
+		{name: "ADMINISTRATOR from a role reads through every deny", everyone: read, roles: []discord.RoleID{mods}, rolePerms: admin,
+			overwrites: []discord.Overwrite{everyone(0, view), role(mods, 0, view), user(member, 0, view)}, want: true},
+		{name: "ADMINISTRATOR allowed by a role overwrite is ignored", everyone: read, roles: []discord.RoleID{mods},
+			overwrites: []discord.Overwrite{everyone(0, view), role(mods, admin, 0)}, want: false},
+		{name: "ADMINISTRATOR allowed by a member overwrite is ignored", everyone: read,
+			overwrites: []discord.Overwrite{everyone(0, view), user(member, admin, 0)}, want: false},
+		{name: "@everyone overwrite denies", everyone: read, overwrites: []discord.Overwrite{everyone(0, view)}, want: false},
+		{name: "@everyone overwrite allows", everyone: 0, overwrites: []discord.Overwrite{everyone(read, 0)}, want: true},
+		{name: "a role overwrite allows past @everyone's deny", everyone: read, roles: []discord.RoleID{mods},
+			overwrites: []discord.Overwrite{everyone(0, view), role(mods, view, 0)}, want: true},
+		{name: "a role overwrite denies past @everyone's allow", everyone: 0, roles: []discord.RoleID{muted},
+			overwrites: []discord.Overwrite{everyone(read, 0), role(muted, 0, view)}, want: false},
+		{name: "one role's allow beats another role's deny", everyone: read, roles: []discord.RoleID{muted, fans},
+			overwrites: []discord.Overwrite{role(muted, 0, view), role(fans, view, 0)}, want: true},
+		{name: "a member overwrite denies past a role's allow", everyone: 0, roles: []discord.RoleID{mods},
+			overwrites: []discord.Overwrite{role(mods, read, 0), user(member, 0, view)}, want: false},
+		{name: "a member overwrite allows past a role's deny", everyone: read, roles: []discord.RoleID{muted},
+			overwrites: []discord.Overwrite{role(muted, 0, view), user(member, view, 0)}, want: true},
+		{name: "an overwrite for a role the member lacks does nothing", everyone: read,
+			overwrites: []discord.Overwrite{role(muted, 0, view)}, want: true},
+		{name: "an overwrite for another member does nothing", everyone: read,
+			overwrites: []discord.Overwrite{user(other, 0, view)}, want: true},
+		{name: "a member overwrite is not read as a role's", everyone: read, roles: []discord.RoleID{mods},
+			overwrites: []discord.Overwrite{user(mods, 0, view)}, want: true},
+		{name: "a deleted role grants nothing", everyone: 0, roles: []discord.RoleID{99}, want: false},
+		{name: "history denied, view allowed", everyone: read,
+			overwrites: []discord.Overwrite{everyone(0, discord.PermissionReadMessageHistory)}, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := discord.Guild{ID: guild, OwnerID: owner}
+			roles := []discord.Role{{ID: guild, Permissions: tc.everyone}, {ID: mods, Permissions: tc.rolePerms},
+				{ID: muted}, {ID: fans}}
+			who := tc.who
+			if who == 0 {
+				who = member
+			}
+			m := discord.Member{User: discord.User{ID: who}, RoleIDs: tc.roles}
+			ch := discord.Channel{ID: 40, Type: discord.GuildText, Overwrites: tc.overwrites}
+			if got := channelPermissions(&g, &ch, &m, roles).Has(readPermissions); got != tc.want {
+				t.Errorf("may read: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
