@@ -340,20 +340,22 @@ func TestBackfillPagesEveryReadableChannel(t *testing.T) {
 // command from a member and returns the callback and the final edit.
 func (e *env) interaction(member discord.UserID, kind int, data map[string]any) (callback, edit map[string]any, deferredIn time.Duration) {
 	e.t.Helper()
+	return e.interactionIn(general, member, kind, data)
+}
+
+// interactionIn is interaction in a channel. The member data is the
+// member as the fake Discord knows them at that moment, as Discord sends.
+func (e *env) interactionIn(channel discord.ChannelID, member discord.UserID, kind int, data map[string]any) (callback, edit map[string]any, deferredIn time.Duration) {
+	e.t.Helper()
 	e.mu.Lock()
 	e.seq++
 	n := e.seq
 	e.mu.Unlock()
 	token := fmt.Sprintf("token-%d", n)
-	var m discord.Member
-	for _, mm := range fakeGuild().Members {
-		if mm.User.ID == member {
-			m = mm
-		}
-	}
+	m, _ := e.discord.Member(member)
 	start := time.Now()
 	e.discord.Dispatch("INTERACTION_CREATE", map[string]any{"id": fmt.Sprint(8000 + n), "application_id": fmt.Sprint(appID),
-		"type": kind, "data": data, "guild_id": fmt.Sprint(guildID), "channel_id": fmt.Sprint(general), "member": m,
+		"type": kind, "data": data, "guild_id": fmt.Sprint(guildID), "channel_id": fmt.Sprint(channel), "member": m,
 		"token": token, "version": 1, "locale": "en-US"})
 	cb := e.discord.WaitCalls("POST", "/interactions/"+fmt.Sprint(8000+n)+"/"+token+"/callback", 1)[0]
 	json.Unmarshal(cb.Body, &callback)

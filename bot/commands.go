@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -129,7 +130,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 				return
 			}
 			update = true
-			run = func(ctx context.Context) (*reply, error) { return b.more(ctx, pg) }
+			run = func(ctx context.Context) (*reply, error) { return b.more(ctx, e, pg) }
 		}
 	}
 	if run == nil {
@@ -220,7 +221,8 @@ func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *d
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil {
 		picked = discord.ChannelID(s)
 	}
-	channels, err := b.channelFilter(e.GuildID, e.Member, picked)
+	pg := &page{asker: sender(e), picked: picked, public: public, here: e.ChannelID}
+	channels, err := b.answerChannels(e.GuildID, e.Member, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -233,26 +235,55 @@ func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *d
 	if err != nil {
 		return nil, err
 	}
-	return b.answerReply(&page{asker: sender(e), request: req}, resp, public), nil
+	pg.request = req
+	return b.answerReply(pg, resp), nil
 }
 
-// more shows an answer's next page.
-func (b *Bot) more(ctx context.Context, pg *page) (*reply, error) {
+// errAccessChanged stops paging when the asker's channels are not what
+// the first page searched: rights are checked on every page.
+var errAccessChanged = errors.New("the channels this answer may show changed since it was asked (a role or a channel's permissions changed); ask again")
+
+// more shows an answer's next page, to the same audience, after checking
+// the asker's channels again with the button press's member data.
+func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *page) (*reply, error) {
+	channels, err := b.answerChannels(e.GuildID, e.Member, pg)
+	if err != nil {
+		return nil, err
+	}
+	if !sameIDs(channels, pg.request.Channels) {
+		return nil, errAccessChanged
+	}
 	resp, err := b.searchd.Query(ctx, &pg.request)
 	if err != nil {
 		return nil, err
 	}
-	return b.answerReply(pg, resp, false), nil
+	return b.answerReply(pg, resp), nil
+}
+
+// answerChannels is the channel filter of an answer: the asker's, or for
+// a public one, what every reader of its channel may read.
+func (b *Bot) answerChannels(guildID discord.GuildID, member *discord.Member, pg *page) ([]api.ID, error) {
+	if pg.public {
+		return b.publicFilter(guildID, member, pg.here, pg.picked)
+	}
+	return b.channelFilter(guildID, member, pg.picked)
+}
+
+func sameIDs(a, b []api.ID) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // answerReply renders an answer and, when there is more, a button whose
 // page state holds the next cursor.
-func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, public bool) *reply {
-	r := &reply{embeds: []discord.Embed{answerEmbed(&pg.request, resp, public)}}
+func (b *Bot) answerReply(pg *page, resp *api.QueryResponse) *reply {
+	r := &reply{embeds: []discord.Embed{answerEmbed(&pg.request, resp, pg.public)}}
 	if resp.NextCursor != "" {
-		next := &page{asker: pg.asker, request: pg.request}
+		next := *pg
 		next.request.Cursor = resp.NextCursor
-		key := b.pages.put(next)
+		key := b.pages.put(&next)
 		r.components = discord.ContainerComponents{&discord.ActionRowComponent{
 			&discord.ButtonComponent{Style: discord.SecondaryButtonStyle(), Label: "More", CustomID: discord.ComponentID(morePrefix + key)},
 		}}

@@ -20,10 +20,16 @@ type pages struct {
 	byKey map[string]*page
 }
 
-// page is one answer's state between button presses.
+// page is one answer's state between button presses. Its channel list
+// is what the first page searched; every later page recomputes it from
+// the member as the button press shows them, and stops if it changed.
 type page struct {
 	asker   discord.UserID
 	request api.QueryRequest // the question and filters; Cursor is the next page
+	picked  discord.ChannelID
+	// public: the answer is posted in here, for all its readers.
+	public  bool
+	here    discord.ChannelID
 	expires time.Time
 }
 

@@ -114,26 +114,84 @@ func (b *Bot) channelFilter(guildID discord.GuildID, member *discord.Member, pic
 	if err != nil {
 		return nil, err
 	}
+	return b.pick(readable, picked, errNotReadable)
+}
+
+// errNotShared is shown when a public answer names a channel some reader
+// of the channel it is posted in cannot read.
+var errNotShared = errors.New("a public answer shows only channels everyone who reads this one can read, and that channel is not one of them; ask without public to see it yourself")
+
+// publicFilter is the channel list of an answer posted in here for all
+// its readers to see: the channels the asker may read that every reader
+// of here may read too. That is here itself (for a thread: a public
+// thread's parent, whose public threads come with it; a private thread
+// alone) and the channels every member of the server may read. A channel
+// that only some of here's readers may read is left out even if all of
+// them happen to: the bot does not see the member list (a privileged
+// intent), so it cannot tell.
+func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here, picked discord.ChannelID) ([]api.ID, error) {
+	readable, err := b.readableChannels(guildID, member)
+	if err != nil {
+		return nil, err
+	}
+	g, roles, chans, err := b.guildState(guildID)
+	if err != nil {
+		return nil, err
+	}
+	scope := here
+	if ch, err := b.state.Channel(here); err == nil && isThread(ch.Type) && ch.Type != discord.GuildPrivateThread {
+		scope = ch.ParentID
+	}
+	shared := []api.ID{}
+	if ch, err := b.state.Channel(here); err == nil && ch.Type == discord.GuildPrivateThread {
+		// The asker is in it; its readers are its members.
+		shared = append(shared, api.ID(here))
+	}
+	for _, id := range readable {
+		if discord.ChannelID(id) == scope {
+			shared = append(shared, id)
+			continue
+		}
+		i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == discord.ChannelID(id) })
+		if i >= 0 && everyoneReads(g, &chans[i], roles) {
+			shared = append(shared, id)
+		}
+	}
+	return b.pick(shared, picked, errNotShared)
+}
+
+// everyoneReads reports whether every member of the server may read ch:
+// a member with no role and no overwrite of their own may, and no role or
+// member overwrite takes a reading permission away from anyone.
+func everyoneReads(g *discord.Guild, ch *discord.Channel, roles []discord.Role) bool {
+	for _, o := range ch.Overwrites {
+		if o.ID != discord.Snowflake(g.ID) && o.Deny&readPermissions != 0 {
+			return false
+		}
+	}
+	nobody := discord.Member{User: discord.User{ID: discord.UserID(g.ID)}} // no user has the guild's ID
+	return channelPermissions(g, ch, &nobody, roles).Has(readPermissions)
+}
+
+// pick narrows a filter list to the channel a member picked, which must
+// be on it directly, or be a public thread whose parent is; refused is
+// the error when it is not. Without a pick the whole list is the filter.
+func (b *Bot) pick(allowed []api.ID, picked discord.ChannelID, refused error) ([]api.ID, error) {
 	if picked.IsValid() {
 		target := picked
-		if ch, err := b.state.Channel(picked); err == nil && isThread(ch.Type) {
-			if ch.Type == discord.GuildPrivateThread {
-				return nil, errNotReadable
-			}
+		if ch, err := b.state.Channel(picked); err == nil && isThread(ch.Type) && ch.Type != discord.GuildPrivateThread {
 			target = ch.ParentID
 		}
-		for _, id := range readable {
-			if id == api.ID(target) {
-				return []api.ID{api.ID(picked)}, nil
-			}
+		if slices.Contains(allowed, api.ID(target)) {
+			return []api.ID{api.ID(picked)}, nil
 		}
-		return nil, errNotReadable
+		return nil, refused
 	}
 	switch {
-	case len(readable) == 0:
+	case len(allowed) == 0:
 		return nil, errors.New("you cannot read any channel here")
-	case len(readable) > maxChannels:
-		return nil, fmt.Errorf("you can read %d channels; searchd takes at most %d at once, so pick one with the channel option", len(readable), maxChannels)
+	case len(allowed) > maxChannels:
+		return nil, fmt.Errorf("you can read %d channels; searchd takes at most %d at once, so pick one with the channel option", len(allowed), maxChannels)
 	}
-	return readable, nil
+	return allowed, nil
 }

@@ -56,17 +56,20 @@ func answerEmbed(req *api.QueryRequest, resp *api.QueryResponse, public bool) di
 	if note := resp.TimeNote(); note != "" {
 		foot = append(foot, note)
 	}
-	foot = append(foot, filterLine(req, resp))
+	foot = append(foot, filterLine(req, resp, public))
 	if public {
-		foot = append(foot, "shared by the asker; results follow their permissions")
+		foot = append(foot, "shared by the asker; only channels everyone who reads this one may read")
 	}
 	e.Footer = &discord.EmbedFooter{Text: clip(strings.Join(foot, "\n"), maxFooter)}
 	return fitEmbed(e)
 }
 
 // filterLine says which filters the search ran with.
-func filterLine(req *api.QueryRequest, resp *api.QueryResponse) string {
+func filterLine(req *api.QueryRequest, resp *api.QueryResponse, public bool) string {
 	parts := []string{fmt.Sprintf("%d channel(s) you can read", len(req.Channels))}
+	if public {
+		parts[0] = fmt.Sprintf("%d channel(s) everyone here can read", len(req.Channels))
+	}
 	if len(req.Channels) == 1 {
 		parts[0] = "channel <#" + req.Channels[0].String() + ">"
 	}

@@ -56,6 +56,7 @@ type Discord struct {
 	messages map[discord.ChannelID][]discord.Message // ascending by ID
 	calls    []Call
 	conn     *websocket.Conn
+	intents  uint // what the bot identified with
 	seq      int
 	ready    chan struct{}
 	changed  chan struct{}
@@ -213,11 +214,10 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		d.messagesPage(w, r, parts[1])
 	case r.Method == "GET" && len(parts) == 4 && parts[0] == "guilds" && parts[2] == "members":
-		for _, m := range d.guild.Members {
-			if m.User.ID.String() == parts[3] {
-				writeJSON(w, 200, m)
-				return
-			}
+		id, _ := discord.ParseSnowflake(parts[3])
+		if m, ok := d.Member(discord.UserID(id)); ok {
+			writeJSON(w, 200, m)
+			return
 		}
 		writeJSON(w, 404, map[string]any{"message": "Unknown Member", "code": 10007})
 	case r.Method == "GET" && path == "/guilds/"+d.guild.Guild.ID.String()+"/threads/active":
@@ -310,6 +310,7 @@ func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 				Intents uint   `json:"intents"`
 			}
 			json.Unmarshal(p.D, &id)
+			d.intents = id.Intents
 			if id.Token != "Bot "+Token {
 				c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4004, "Authentication failed."))
 				d.mu.Unlock()

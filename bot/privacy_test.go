@@ -1,0 +1,170 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// staffTalk adds six #staff conversations about the boiler budget, days
+// apart, so that an answer from #staff alone has three pages of two.
+func (e *env) staffTalk() {
+	e.t.Helper()
+	var last discord.Message
+	for i := range 6 {
+		last = message(staff, user(alice, "alice"), t0.Add(time.Duration(60+10*i)*24*time.Hour),
+			fmt.Sprintf("the boiler budget review number %d is confidential", i))
+		e.discord.Dispatch("MESSAGE_CREATE", last)
+	}
+	waitFor(e.t, "the #staff messages", func() bool {
+		_, err := e.c.Message(context.Background(), api.ID(last.ID), 0, 0)
+		return err == nil
+	})
+}
+
+// press presses a More button in a channel and returns the page it put in
+// place of the old one, or the line it sent beside it instead.
+func (e *env) press(channel discord.ChannelID, member discord.UserID, button string) (edit map[string]any, line string) {
+	e.t.Helper()
+	e.mu.Lock()
+	e.seq++
+	n := e.seq
+	e.mu.Unlock()
+	token := fmt.Sprintf("press-%d", n)
+	m, _ := e.discord.Member(member)
+	e.discord.Dispatch("INTERACTION_CREATE", map[string]any{"id": fmt.Sprint(8500 + n), "application_id": fmt.Sprint(appID),
+		"type": 3, "data": map[string]any{"custom_id": button, "component_type": 2}, "guild_id": fmt.Sprint(guildID),
+		"channel_id": fmt.Sprint(channel), "member": m, "token": token, "version": 1})
+	waitFor(e.t, "the page or a line", func() bool {
+		return len(e.discord.Calls("PATCH", "/webhooks/7000/"+token+"/")) > 0 || len(e.discord.Calls("POST", "/webhooks/7000/"+token)) > 0
+	})
+	if c := e.discord.Calls("PATCH", "/webhooks/7000/"+token+"/"); len(c) > 0 {
+		json.Unmarshal(c[0].Body, &edit)
+		return edit, ""
+	}
+	var f struct{ Content string }
+	json.Unmarshal(e.discord.Calls("POST", "/webhooks/7000/"+token)[0].Body, &f)
+	return nil, f.Content
+}
+
+func public(on bool) map[string]any { return map[string]any{"name": "public", "type": 5, "value": on} }
+
+func pick(ch discord.ChannelID) map[string]any {
+	return map[string]any{"name": "channel", "type": 7, "value": fmt.Sprint(ch)}
+}
+
+// allPages pages an answer to its end and returns every page's embeds.
+func (e *env) allPages(channel discord.ChannelID, member discord.UserID, first map[string]any) []string {
+	e.t.Helper()
+	pages := []string{embedText(first)}
+	for button := buttonID(first); button != ""; {
+		next, line := e.press(channel, member, button)
+		if next == nil {
+			e.t.Fatalf("More refused: %s", line)
+		}
+		pages = append(pages, embedText(next))
+		button = buttonID(next)
+		if len(pages) > 10 {
+			e.t.Fatal("More never ends")
+		}
+	}
+	return pages
+}
+
+// A public answer shows what every reader of its channel may read, on
+// every page, and says on every page that the asker shared it.
+func TestPublicAnswerShowsWhatEveryReaderMayRead(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.staffTalk()
+
+	// Alice (staff) answers in #general, which bob reads: no #staff.
+	cb, edit, _ := e.interaction(alice, 2, query("what about the boiler budget?", public(true)))
+	if f, _ := cb["data"].(map[string]any)["flags"].(float64); f != 0 {
+		t.Fatalf("public reply flags %v, want 0", f)
+	}
+	pages := e.allPages(general, alice, edit)
+	if len(pages) < 2 {
+		t.Fatalf("%d page(s); the test needs More", len(pages))
+	}
+	for i, p := range pages {
+		if strings.Contains(p, "/1000/2001/") || strings.Contains(p, "confidential") || strings.Contains(p, "secret") {
+			t.Errorf("page %d of a public answer in #general shows #staff: %s", i+1, p)
+		}
+		if !strings.Contains(p, "shared by the asker") {
+			t.Errorf("page %d of a public answer lacks the note that the asker shared it: %s", i+1, p)
+		}
+	}
+	// Naming #staff in a public answer in #general is refused.
+	_, edit, _ = e.interaction(alice, 2, query("boiler budget", public(true), pick(staff)))
+	if c, _ := edit["content"].(string); !strings.Contains(c, "a public answer shows only channels everyone who reads this one can read") {
+		t.Errorf("public answer naming #staff in #general: %v", edit)
+	}
+	// Privately, alice still sees #staff; and in #staff, whose readers are
+	// all staff, a public answer may show it.
+	_, edit, _ = e.interaction(alice, 2, query("boiler budget", pick(staff)))
+	if !strings.Contains(embedText(edit), "/1000/2001/") {
+		t.Errorf("alice's own answer from #staff: %s", embedText(edit))
+	}
+	_, edit, _ = e.interactionIn(staff, alice, 2, query("what about the boiler budget?", public(true)))
+	if all := strings.Join(e.allPages(staff, alice, edit), "\n"); !strings.Contains(all, "/1000/2001/") {
+		t.Errorf("a public answer in #staff never shows #staff: %s", all)
+	}
+}
+
+// More checks the asker's channels again with each press's member data: a
+// role taken away, a role deleted or a channel made private stops it.
+func TestMoreRechecksRights(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.staffTalk()
+	staffQuestion := query("boiler budget review", pick(staff))
+	aliceNow, _ := e.discord.Member(alice)
+	noStaff := aliceNow
+	noStaff.RoleIDs = nil
+
+	// Unchanged rights: More goes on.
+	_, edit, _ := e.interaction(alice, 2, staffQuestion)
+	next, line := e.press(general, alice, buttonID(edit))
+	if next == nil || !strings.Contains(embedText(next), "/1000/2001/") || buttonID(next) == "" {
+		t.Fatalf("More with unchanged rights: %v %q", next, line)
+	}
+	// The staff role is taken from alice: the next page is refused.
+	e.discord.UpdateMember(noStaff)
+	if next, line := e.press(general, alice, buttonID(next)); next != nil || !strings.Contains(line, "changed since it was asked") && !strings.Contains(line, "cannot read") {
+		t.Errorf("More after alice lost the staff role: %s %q", embedText(next), line)
+	}
+
+	// The staff role is deleted while alice pages.
+	e.discord.UpdateMember(aliceNow)
+	_, edit, _ = e.interaction(alice, 2, staffQuestion)
+	e.discord.DeleteRole(staffRole)
+	if next, line := e.press(general, alice, buttonID(edit)); next != nil || line == "" {
+		t.Errorf("More after the staff role was deleted: %s %q", embedText(next), line)
+	}
+
+	// #general is made staff-only (there is no staff role any more, so
+	// nobody but the owner reads it) while bob pages it.
+	_, edit, _ = e.interaction(bob, 2, query("boiler", pick(general)))
+	if buttonID(edit) == "" {
+		t.Fatalf("bob's answer from #general has one page: %s", embedText(edit))
+	}
+	gen, _ := e.bot.state.Channel(general)
+	private := *gen
+	private.Overwrites = []discord.Overwrite{{ID: guildID, Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
+	e.discord.UpdateChannel(private)
+	waitFor(t, "the channel update", func() bool {
+		ch, err := e.bot.state.Channel(general)
+		return err == nil && len(ch.Overwrites) == 1
+	})
+	if next, line := e.press(general, bob, buttonID(edit)); next != nil || line == "" {
+		t.Errorf("More after #general was made private: %s %q", embedText(next), line)
+	}
+}
