@@ -5,14 +5,11 @@
 package answer
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +17,6 @@ import (
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
-	"dsearch/shared/api"
 )
 
 // LLM completes prompts; llm.Client implements it.
@@ -247,83 +243,6 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	return resp, nil
 }
 
-var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
-
-// checkSummary refuses what small models write instead of a cited
-// summary: citations of results they were not shown, no citation at all
-// (nothing in it can be checked), or one phrase over and over until the
-// token limit.
-func checkSummary(answer string, shown int) error {
-	if n, bad := badCitation(answer, shown); bad {
-		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
-	}
-	if !citeRE.MatchString(answer) {
-		return errors.New("the summary cites no result")
-	}
-	seen := map[string]int{}
-	for _, f := range fragmentRE.Split(strings.ToLower(citeRE.ReplaceAllString(answer, "")), -1) {
-		if f = strings.TrimSpace(f); len(f) >= 10 {
-			if seen[f]++; seen[f] == 3 {
-				return errors.New("the summary repeats itself")
-			}
-		}
-	}
-	return nil
-}
-
-var citeRE = regexp.MustCompile(`\[(\d+)\]`)
-
-// badCitation returns the first citation [n] outside 1..shown.
-func badCitation(answer string, shown int) (int, bool) {
-	for _, m := range citeRE.FindAllStringSubmatch(answer, -1) {
-		if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > shown {
-			return n, true
-		}
-	}
-	return 0, false
-}
-
-// names maps every known name (lower-cased) to user IDs.
-func (s *Service) names(ctx context.Context) (map[string][]int64, error) {
-	names, err := s.DB.AuthorNames(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for n, ids := range s.Aliases {
-		n = strings.ToLower(n)
-		for _, id := range ids {
-			if !slices.Contains(names[n], id) {
-				names[n] = append(names[n], id)
-			}
-		}
-	}
-	return names, nil
-}
-
-// resolveAuthors takes raw mentions, IDs and known names (a Korean name
-// may carry a particle: 민수가) out of the question and returns them as
-// user IDs.
-func resolveAuthors(q string, names map[string][]int64) (string, []int64) {
-	var ids []int64
-	add := func(more ...int64) {
-		for _, id := range more {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	for _, m := range mentionRE.FindAllStringSubmatch(q, -1) {
-		if id, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-			add(id)
-		}
-	}
-	q = mentionRE.ReplaceAllString(q, " ")
-	q = idRE.ReplaceAllString(q, " ")
-	rest, named := search.NamesIn(q, names)
-	add(named...)
-	return rest, ids
-}
-
 // searchAll runs the plan's subqueries (in pipeline mode, or hybrid: mode), a few at a time,
 // and fuses their rankings by segment, and their ranked messages, with
 // weighted RRF (k = 60; fusionWeights). question is the index of the
@@ -358,112 +277,6 @@ func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.
 	return fuseResults(lists, weights, question, s.Config.RRFK), fuseIDs(msgLists, weights, question, s.Config.RRFK), nil
 }
 
-// fusionWeights are the RRF weights of a plan's rankings, n of them, the
-// question's own at index question (-1: none).
-//
-// Without the question among them (the rules plan, whose only subquery
-// is the question; --keep-question off) each ranking counts once: plain
-// RRF. With it, each of the model's subqueries still counts once and the
-// question's ranking counts qw times all of them together, never less
-// than once. Under plain RRF a bad plan's two or three subqueries,
-// agreeing with each other on what the question does not ask, outvote
-// the question itself (Gemma 3 270M on locomo-dev lost 1.8 points of
-// recall@10 so; docs/answers.md). Weighted, what the subqueries find
-// among the question's own results still rises by their votes (a good
-// plan's evidence), while what they alone find, even first in every one
-// of them, comes after the question's first 61 results at qw = 2 (2n/(k
-// + r) > n/(k + 1) for r < 62 with k = 60). At qw = 1 it would tie with
-// the question's result of the same rank, interleaving a bad plan's
-// results with the question's (measured: Gemma 3 270M then still lost
-// 1.2 points; at 2, 0.8; docs/answers.md).
-func fusionWeights(n, question int, qw float64) []float64 {
-	w := make([]float64, n)
-	for i := range w {
-		w[i] = 1
-	}
-	if question >= 0 && question < n && n > 1 {
-		w[question] = max(1, qw*float64(n-1))
-	}
-	return w
-}
-
-// rrf scores keys by weighted reciprocal rank over ranked lists:
-// Σ weights[i] / (k + rank in list i), from rank 1. It returns the keys
-// in the order first seen, their scores, and their rank in list question
-// (from 1; 0 when not in it, or question is -1).
-func rrf(lists [][]int64, weights []float64, question int, k float64) ([]int64, map[int64]float64, map[int64]int) {
-	score := map[int64]float64{}
-	qrank := map[int64]int{}
-	var keys []int64
-	for i, l := range lists {
-		for rank, key := range l {
-			if _, ok := score[key]; !ok {
-				keys = append(keys, key)
-			}
-			score[key] += weights[i] / (k + float64(rank+1))
-			if i == question && qrank[key] == 0 {
-				qrank[key] = rank + 1
-			}
-		}
-	}
-	return keys, score, qrank
-}
-
-// byQuestionRank orders keys the question ranked before those it did
-// not, and by its rank: the tie-break of weighted RRF.
-func byQuestionRank(qrank map[int64]int, a, b int64) int {
-	ra, rb := qrank[a], qrank[b]
-	switch {
-	case ra == rb:
-		return 0
-	case ra == 0:
-		return 1
-	case rb == 0:
-		return -1
-	}
-	return cmp.Compare(ra, rb)
-}
-
-// fuseResults fuses ranked results by segment (a message outside any
-// segment by itself), ties by the question's rank, then by segment.
-func fuseResults(lists [][]search.Result, weights []float64, question int, k float64) []search.Result {
-	keyLists := make([][]int64, len(lists))
-	first := map[int64]search.Result{}
-	for i, list := range lists {
-		for _, r := range list {
-			key := r.SegmentID
-			if key == 0 {
-				key = -r.MessageID
-			}
-			keyLists[i] = append(keyLists[i], key)
-			if _, ok := first[key]; !ok {
-				first[key] = r
-			}
-		}
-	}
-	keys, score, qrank := rrf(keyLists, weights, question, k)
-	slices.SortStableFunc(keys, func(a, b int64) int {
-		return cmp.Or(cmp.Compare(score[b], score[a]), byQuestionRank(qrank, a, b),
-			cmp.Compare(first[a].SegmentID, first[b].SegmentID))
-	})
-	out := make([]search.Result, len(keys))
-	for i, key := range keys {
-		out[i] = first[key]
-		out[i].Score = score[key]
-	}
-	return out
-}
-
-// fuseIDs fuses ranked ID lists by weighted reciprocal rank, ties by the
-// question's rank, then by ID.
-func fuseIDs(lists [][]int64, weights []float64, question int, k float64) []int64 {
-	ids, score, qrank := rrf(lists, weights, question, k)
-	slices.SortStableFunc(ids, func(a, b int64) int {
-		return cmp.Or(cmp.Compare(score[b], score[a]), byQuestionRank(qrank, a, b), cmp.Compare(a, b))
-	})
-	return ids
-}
-
 // mode is how a subquery is searched: hybrid for a subquery of a word or
 // two, which asks for its words (pipeline without a plan's keywords would
 // rank it by meaning alone; korean-dev: recall@10 0.1 against hybrid's
@@ -485,26 +298,4 @@ func (s *Service) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
-}
-
-// summaryTokens bounds a summary: a few sentences.
-const summaryTokens = 400
-
-// summaryPrompt keeps the model to what was found (footnote 1).
-const summaryPrompt = `You answer a question about a group chat using only the numbered search results given. Rules:
-- Use only facts stated in the results. Do not invent names, dates or events that are not in them.
-- Cite the results you use by their numbers in square brackets, like [1] or [2][3].
-- If the results do not answer the question, say so in one sentence.
-- Answer briefly, in the language of the question.`
-
-func summaryInput(q string, results []search.Result) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Question: %s\n\nResults:\n", q)
-	for i, r := range results {
-		fmt.Fprintf(&b, "[%d] %s\n", i+1, time.UnixMicro(r.StartAt).UTC().Format("2006-01-02"))
-		for _, m := range r.Previews {
-			fmt.Fprintf(&b, "  %s: %s\n", m.AuthorName, api.MessageText(m.Content, m.Attachments))
-		}
-	}
-	return b.String()
 }

@@ -1,0 +1,71 @@
+package answer
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"dsearch/searchd/search"
+	"dsearch/shared/api"
+)
+
+// summaryTokens bounds a summary: a few sentences.
+const summaryTokens = 400
+
+// summaryPrompt keeps the model to what was found (footnote 1).
+const summaryPrompt = `You answer a question about a group chat using only the numbered search results given. Rules:
+- Use only facts stated in the results. Do not invent names, dates or events that are not in them.
+- Cite the results you use by their numbers in square brackets, like [1] or [2][3].
+- If the results do not answer the question, say so in one sentence.
+- Answer briefly, in the language of the question.`
+
+func summaryInput(q string, results []search.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Question: %s\n\nResults:\n", q)
+	for i, r := range results {
+		fmt.Fprintf(&b, "[%d] %s\n", i+1, time.UnixMicro(r.StartAt).UTC().Format("2006-01-02"))
+		for _, m := range r.Previews {
+			fmt.Fprintf(&b, "  %s: %s\n", m.AuthorName, api.MessageText(m.Content, m.Attachments))
+		}
+	}
+	return b.String()
+}
+
+var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
+
+// checkSummary refuses what small models write instead of a cited
+// summary: citations of results they were not shown, no citation at all
+// (nothing in it can be checked), or one phrase over and over until the
+// token limit.
+func checkSummary(answer string, shown int) error {
+	if n, bad := badCitation(answer, shown); bad {
+		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
+	}
+	if !citeRE.MatchString(answer) {
+		return errors.New("the summary cites no result")
+	}
+	seen := map[string]int{}
+	for _, f := range fragmentRE.Split(strings.ToLower(citeRE.ReplaceAllString(answer, "")), -1) {
+		if f = strings.TrimSpace(f); len(f) >= 10 {
+			if seen[f]++; seen[f] == 3 {
+				return errors.New("the summary repeats itself")
+			}
+		}
+	}
+	return nil
+}
+
+var citeRE = regexp.MustCompile(`\[(\d+)\]`)
+
+// badCitation returns the first citation [n] outside 1..shown.
+func badCitation(answer string, shown int) (int, bool) {
+	for _, m := range citeRE.FindAllStringSubmatch(answer, -1) {
+		if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > shown {
+			return n, true
+		}
+	}
+	return 0, false
+}
