@@ -228,14 +228,16 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)]),
+	shown := resp.Results[:min(len(resp.Results), s.Config.Summarize)]
+	input := summaryInput(q, shown)
+	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: input,
 		Temperature: 0.3, MaxTokens: summaryTokens})
 	if err != nil {
 		resp.AnswerError = "the LLM did not answer: " + err.Error()
 		return resp, nil
 	}
 	answer = strings.TrimSpace(answer)
-	if err := checkSummary(answer, min(len(resp.Results), s.Config.Summarize)); err != nil {
+	if err := checkSummary(answer, q, input, len(shown)); err != nil {
 		resp.AnswerError = err.Error() + ": results only"
 		return resp, nil
 	}

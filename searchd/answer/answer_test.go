@@ -403,29 +403,6 @@ func TestGroundIn(t *testing.T) {
 	}
 }
 
-func TestCheckSummary(t *testing.T) {
-	for answer, want := range map[string]string{
-		"Alex moved in March [1][2].": "",
-		"See [3].":                    "cited [3]",
-		"Alex moved in March.":        "cites no result",
-		"i replaced the boiler, i replaced the boiler, i replaced the boiler [1]": "repeats itself",
-	} {
-		err := checkSummary(answer, 2)
-		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
-			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
-		}
-	}
-}
-
-func TestBadCitation(t *testing.T) {
-	for answer, want := range map[string]int{"Alex moved [1][2].": 0, "See [3].": 3, "[0] says so": 0, "no citation": 0} {
-		n, bad := badCitation(answer, 2)
-		if bad != (want != 0 || strings.Contains(answer, "[0]")) || n != want {
-			t.Errorf("badCitation(%q) = %d, %v", answer, n, bad)
-		}
-	}
-}
-
 // KeepQuestion searches the question (its names taken out) beside the
 // model's subqueries; the rules plan is left as it is.
 func TestKeepQuestion(t *testing.T) {

@@ -86,7 +86,11 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 			}
 			if cached != nil {
 				c.Summary, c.Keywords, c.Cached = cached.Text, cached.Keywords, true
-			} else if sum, err := s.summarizeSegment(ctx, msgs[sg.ID]); err != nil {
+			} else if sum, err := s.summarizeSegment(ctx, msgs[sg.ID]); errors.As(err, new(*refusedLine)) {
+				// This line was not fit to show; the model may do better
+				// on the next conversation.
+				resp.SummaryError = "a summary was refused: " + err.Error()
+			} else if err != nil {
 				llmOK = false
 				resp.SummaryError = "the LLM did not summarize: " + err.Error()
 			} else {
@@ -106,9 +110,10 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 	for _, m := range ms {
 		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(m.Content, "\n", " "))
 	}
+	messages := b.String()
 	ctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	out, err := s.LLM.Complete(ctx, llm.Request{System: catchupPrompt, Prompt: b.String(), Temperature: 0.3, JSON: true, MaxTokens: catchupTokens})
+	out, err := s.LLM.Complete(ctx, llm.Request{System: catchupPrompt, Prompt: messages, Temperature: 0.3, JSON: true, MaxTokens: catchupTokens})
 	if err != nil {
 		return nil, err
 	}
@@ -120,9 +125,13 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 		// Not the answer in the error: it may quote the messages.
 		return nil, fmt.Errorf("summary is not the JSON asked for (%d bytes)", len(out))
 	}
-	// Small models copy the prompt's <placeholders> back.
+	// Small models copy the prompt's <placeholders> back, or its rules,
+	// or the messages, or write in another language than theirs.
 	if strings.HasPrefix(strings.TrimSpace(r.Summary), "<") {
-		return nil, errors.New("summary is the prompt's placeholder, not a summary")
+		return nil, &refusedLine{errors.New("summary is the prompt's placeholder, not a summary")}
+	}
+	if err := checkWritten("the summary", r.Summary, catchupPrompt, messages, messages); err != nil {
+		return nil, &refusedLine{err}
 	}
 	r.Keywords = slices.DeleteFunc(r.Keywords, func(k string) bool {
 		return strings.TrimSpace(k) == "" || strings.HasPrefix(strings.TrimSpace(k), "<")
@@ -135,3 +144,7 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 	}
 	return &sqlite.Summary{Text: strings.TrimSpace(r.Summary), Keywords: r.Keywords}, nil
 }
+
+// refusedLine is a catch-up line the model wrote that is not fit to show
+// (checkWritten): the model works, this line is not kept.
+type refusedLine struct{ error }

@@ -40,7 +40,10 @@ var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
 // summary: citations of results they were not shown, no citation at all
 // (nothing in it can be checked), or one phrase over and over until the
 // token limit.
-func checkSummary(answer string, shown int) error {
+//
+// It must also be written, not echoed (checkWritten): not the prompt's
+// rules or the results given back, and in the question's language.
+func checkSummary(answer, question, input string, shown int) error {
 	if n, bad := badCitation(answer, shown); bad {
 		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
 	}
@@ -55,7 +58,7 @@ func checkSummary(answer string, shown int) error {
 			}
 		}
 	}
-	return nil
+	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input)
 }
 
 var citeRE = regexp.MustCompile(`\[(\d+)\]`)

@@ -1,0 +1,216 @@
+package answer
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// What a small model writes instead of a summary, checked in its words:
+// the prompt's own instructions, the material copied out whole, or
+// another language. Each check is about what the text is, not about the
+// model: Gemma 3 270M and SmolLM2 135M's real outputs that passed the
+// older checks are the tests (summary_test.go).
+
+// echoRun is how many words in a row taken from the instructions make a
+// text an echo of them: no answer about a chat needs five words of the
+// prompt's rules in a row.
+const echoRun = 5
+
+// copyRun is the shortest run of words counted as copied from the
+// material; copyShare of a text's words in such runs, and at least
+// copyWords of them, make it a copy rather than an answer that quotes.
+const (
+	copyRun   = 6
+	copyShare = 0.6
+	copyWords = 16
+)
+
+// words lower-cases text and splits it into runs of letters and digits.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
+	})
+}
+
+// ngrams is the set of runs of n words of ws, joined by spaces.
+func ngrams(ws []string, n int) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i+n <= len(ws); i++ {
+		out[strings.Join(ws[i:i+n], " ")] = true
+	}
+	return out
+}
+
+// inRuns marks the words of ws inside a run of n words found in set.
+func inRuns(ws []string, n int, set map[string]bool) []bool {
+	in := make([]bool, len(ws))
+	for i := 0; i+n <= len(ws); i++ {
+		if set[strings.Join(ws[i:i+n], " ")] {
+			for j := i; j < i+n; j++ {
+				in[j] = true
+			}
+		}
+	}
+	return in
+}
+
+// echoes says whether text repeats echoRun words in a row of the
+// instructions it was given.
+func echoes(text, instructions string) bool {
+	ws := words(text)
+	return len(ws) >= echoRun && slices.Contains(inRuns(ws, echoRun, ngrams(words(instructions), echoRun)), true)
+}
+
+// copies says whether text is mostly the material copied out: copyShare
+// of its words, and copyWords or more, in runs of copyRun words found in
+// it. An answer quoting a line of a message is not a copy.
+func copies(text, material string) bool {
+	ws := words(text)
+	n := 0
+	for _, in := range inRuns(ws, copyRun, ngrams(words(material), copyRun)) {
+		if in {
+			n++
+		}
+	}
+	return n >= copyWords && float64(n) >= copyShare*float64(len(ws))
+}
+
+// script is a writing system, as far as telling languages apart needs.
+type script int
+
+const (
+	noScript script = iota
+	latin
+	hangul
+	han
+	kana
+	cyrillic
+	otherScript
+)
+
+func scriptOf(r rune) script {
+	switch {
+	case !unicode.IsLetter(r):
+		return noScript
+	case unicode.Is(unicode.Hangul, r):
+		return hangul
+	case unicode.Is(unicode.Hiragana, r), unicode.Is(unicode.Katakana, r):
+		return kana
+	case unicode.Is(unicode.Han, r):
+		return han
+	case unicode.Is(unicode.Latin, r):
+		return latin
+	case unicode.Is(unicode.Cyrillic, r):
+		return cyrillic
+	}
+	return otherScript
+}
+
+// letters counts the letters of each script in text.
+func letters(text string) map[script]int {
+	n := map[script]int{}
+	for _, r := range text {
+		if s := scriptOf(r); s != noScript {
+			n[s]++
+		}
+	}
+	return n
+}
+
+// dominant is the script most of text's letters are in (noScript for
+// none).
+func dominant(n map[script]int) script {
+	best, most := noScript, 0
+	for s := latin; s <= otherScript; s++ {
+		if n[s] > most {
+			best, most = s, n[s]
+		}
+	}
+	return best
+}
+
+// ownWords are the words of text that are not in material: what the
+// writer wrote, apart from the names and words it took from what it was
+// shown (a Korean answer may name Caroline).
+func ownWords(text, material string) []string {
+	in := map[string]bool{}
+	for _, w := range words(material) {
+		in[w] = true
+	}
+	var out []string
+	for _, w := range words(text) {
+		if !in[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// minLetters is how many letters of its own a text needs before its
+// language is judged: a short reply made of names and numbers has none.
+const minLetters = 12
+
+// otherLanguage says why text is not in the language of want (the
+// question, or the messages a catch-up line is about), or "" when it is
+// or cannot be told. Only the text's own words count (ownWords).
+func otherLanguage(text, want, material string) string {
+	own := ownWords(text, material+" "+want)
+	got := letters(strings.Join(own, " "))
+	total := 0
+	for _, n := range got {
+		total += n
+	}
+	wantScripts := letters(want + " " + material)
+	for s, n := range got {
+		if wantScripts[s] == 0 && n >= 3 {
+			return "is written in a script neither the question nor the results use"
+		}
+	}
+	if total < minLetters {
+		return ""
+	}
+	ws := dominant(letters(want))
+	if ws == noScript {
+		return ""
+	}
+	if dominant(got) != ws {
+		return "is not in the language of the question"
+	}
+	if ws == latin && isEnglish(words(want)) && len(own) >= 8 && !isEnglish(words(text)) {
+		return "is not in the language of the question"
+	}
+	return ""
+}
+
+// isEnglish says whether a tenth or more of ws are frequent English
+// words (stopwords): an English text of a sentence or more has some, a
+// text in another language in Latin letters (Indonesian, Spanish)
+// hardly any.
+func isEnglish(ws []string) bool {
+	n := 0
+	for _, w := range ws {
+		if stopwords[w] {
+			n++
+		}
+	}
+	return n > 0 && 10*n >= len(ws)
+}
+
+// checkWritten refuses a text that echoes instructions, copies material
+// wholesale or is in another language than want: what every LLM text
+// shown to a user must pass (a summary, a catch-up line). The error
+// never quotes the text.
+func checkWritten(what, text, instructions, want, material string) error {
+	switch {
+	case echoes(text, instructions):
+		return errors.New(what + " repeats the prompt's instructions")
+	case copies(text, material):
+		return errors.New(what + " copies out what it was shown")
+	}
+	if why := otherLanguage(text, want, material); why != "" {
+		return errors.New(what + " " + why)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package answer
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"dsearch/searchd/search"
+	"dsearch/searchd/sqlite"
+)
+
+// shownResults is what the summary model is given in these cases.
+func shownResults() (string, []search.Result) {
+	results := []search.Result{
+		{StartAt: 1_700_000_000_000_000, Previews: []sqlite.StoredMessage{
+			{AuthorName: "alex", Content: "the boiler broke again this morning, no hot water at all"},
+			{AuthorName: "sam", Content: "call a plumber for the boiler, the one from last winter was good"}}},
+		{StartAt: 1_700_100_000_000_000, Previews: []sqlite.StoredMessage{
+			{AuthorName: "민수", Content: "다음 달에 부산으로 이사 간다고 했잖아"}}},
+	}
+	return "what did alex say about the boiler?", results
+}
+
+func TestCheckSummary(t *testing.T) {
+	q, results := shownResults()
+	input := summaryInput(q, results)
+	for answer, want := range map[string]string{
+		"Alex moved in March [1][2].": "",
+		"See [3].":                    "cited [3]",
+		"Alex moved in March.":        "cites no result",
+		"i replaced the boiler, i replaced the boiler, i replaced the boiler [1]": "repeats itself",
+		// Quoting a message is an answer, not a copy.
+		"Alex said the boiler broke again this morning, no hot water at all [1].": "",
+		"Alex said the boiler broke and Sam told him to call a plumber [1].":      "",
+		// The prompt's rules given back (the shape of Gemma 3's in the issue).
+		"You answer a question about a group chat using only the numbered search results given. Rules: [1]": "repeats the prompt",
+		"Use only facts stated in the results [1].":                                                         "repeats the prompt",
+		// The results given back as they were shown.
+		"[1] 2023-11-14 alex: the boiler broke again this morning, no hot water at all sam: call a plumber for the boiler, the one from last winter was good": "copies out",
+		// Another language or script than the question's.
+		"Alex mengatakan bahwa ketel uapnya rusak lagi pagi ini dan tidak ada air panas sama sekali [1].": "language of",
+		"Alex said the boiler broke に通い ました [1].":                                                         "script",
+		"알렉스는 보일러가 또 고장 났다고 말했어요 [1].":                                                                    "language of",
+	} {
+		err := checkSummary(answer, q, input, 2)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "boiler") {
+			t.Errorf("the error quotes the answer: %v", err)
+		}
+	}
+	// A Korean question gets a Korean answer, which may name people and
+	// quote words in Latin letters.
+	ko := "민수가 이사 간다고 한 게 언제였지?"
+	koInput := summaryInput(ko, results)
+	for answer, want := range map[string]string{
+		"민수는 다음 달에 부산으로 이사 간다고 했어요 [2].":                                          "",
+		"alex가 말한 boiler 이야기는 아니고, 민수는 부산으로 이사 간다고 했어요 [2].":                      "",
+		"Minsu said he is moving to Busan next month, according to the chat [2].": "language of",
+	} {
+		err := checkSummary(answer, ko, koInput, 2)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
+		}
+	}
+}
+
+func TestBadCitation(t *testing.T) {
+	for answer, want := range map[string]int{"Alex moved [1][2].": 0, "See [3].": 3, "[0] says so": 0, "no citation": 0} {
+		n, bad := badCitation(answer, 2)
+		if bad != (want != 0 || strings.Contains(answer, "[0]")) || n != want {
+			t.Errorf("badCitation(%q) = %d, %v", answer, n, bad)
+		}
+	}
+}
+
+// A catch-up line that gives back the prompt, or is in another language
+// than the messages, is not shown or cached; the next conversation is
+// still summarized.
+func TestCatchupRefusesWhatIsNotALine(t *testing.T) {
+	for _, bad := range []string{
+		`json:{"summary":"one short line saying what the conversation was about","keywords":["boiler"]}`,
+		`json:{"summary":"보일러가 고장 나서 배관공을 부르자고 이야기했다","keywords":["boiler"]}`,
+	} {
+		f := &fakeOllama{script: []string{bad, `json:{"summary":"alex is moving","keywords":["apartment"]}`}}
+		s, _ := setup(t, f)
+		resp, err := s.Catchup(context.Background(), CatchupRequest{Channel: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Conversations) != 2 || resp.Conversations[0].Summary != "" || resp.Conversations[1].Summary != "alex is moving" ||
+			!strings.Contains(resp.SummaryError, "refused") || strings.Contains(resp.SummaryError, "boiler") {
+			t.Errorf("%s: %+v", bad, resp)
+		}
+		if cached, err := s.DB.CachedSummary(context.Background(), resp.Conversations[0].Segment.ID, "llm"); err != nil || cached != nil {
+			t.Errorf("the refused line was cached: %+v, %v", cached, err)
+		}
+	}
+}
