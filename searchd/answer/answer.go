@@ -134,7 +134,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return s.nextPage(ctx, q, req, version)
 	}
 	resp := &Response{Question: q}
-	names, err := s.names(ctx)
+	names, err := s.names(ctx, req.Filter.Channels)
 	if err != nil {
 		return nil, err
 	}

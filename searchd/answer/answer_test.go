@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,5 +417,53 @@ func TestKeepQuestion(t *testing.T) {
 	f.script = []string{"text:not json", "text:still not"}
 	if resp := ask(t, s, "what did alex say about the boiler?"); resp.PlanSource != "rules" || len(resp.Plan.Subqueries) != 1 {
 		t.Errorf("rules plan %q", resp.Plan.Subqueries)
+	}
+}
+
+// Names and aliases are recognized only for authors seen in the channels
+// the asker may read: otherwise a question would tell who posts where the
+// asker cannot read, and show them as "by <@id>".
+func TestNamesOnlyFromReadableChannels(t *testing.T) {
+	s, _ := setup(t, &fakeOllama{})
+	s.LLM = nil
+	ctx := context.Background()
+	const sora, staffOnly, thread = 12, 2, 3
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{
+		Channels: []searchd.Channel{{ID: 1, GuildID: 9}, {ID: staffOnly, GuildID: 9}, {ID: thread, GuildID: 9, ParentID: 1, Kind: "GuildPublicThread"}},
+		Messages: []searchd.Message{
+			{ID: 20, ChannelID: staffOnly, CreatedAt: t0.Add(time.Hour).UnixMicro(), Content: "the boiler budget is approved", Type: "Default",
+				Author: searchd.Author{ID: sora, Username: "sora"}},
+		}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Aliases = map[string][]int64{"soso": {sora}, "al": {10}}
+	for _, tc := range []struct {
+		q        string
+		channels []int64
+		want     []int64
+	}{
+		{"what did sora say about the boiler", []int64{staffOnly}, []int64{sora}},
+		{"what did sora say about the boiler", nil, []int64{sora}}, // the operator's own CLI
+		{"what did sora say about the boiler", []int64{1}, nil},
+		{"what did soso say about the boiler", []int64{1}, nil},
+		{"what did soso say about the boiler", []int64{staffOnly}, []int64{sora}},
+		{"what did al say about the boiler", []int64{1}, []int64{10}},
+	} {
+		resp, err := s.Query(ctx, Request{Question: tc.q, Filter: sqlite.Filter{Channels: tc.channels}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(resp.Authors, tc.want) {
+			t.Errorf("%q in channels %v: authors %v, want %v", tc.q, tc.channels, resp.Authors, tc.want)
+		}
+	}
+	// Seen in a public thread of a readable channel counts.
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{{ID: 21, ChannelID: thread,
+		CreatedAt: t0.Add(2 * time.Hour).UnixMicro(), Content: "hello", Type: "Default", Author: searchd.Author{ID: sora, Username: "sora"}}}},
+		segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := s.Query(ctx, Request{Question: "what did sora say", Filter: sqlite.Filter{Channels: []int64{1}}}); err != nil || !slices.Equal(resp.Authors, []int64{sora}) {
+		t.Errorf("sora seen in a public thread of a readable channel: %v, %v", resp.Authors, err)
 	}
 }

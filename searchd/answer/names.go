@@ -9,16 +9,25 @@ import (
 	"dsearch/searchd/search"
 )
 
-// names maps every known name (lower-cased) to user IDs.
-func (s *Service) names(ctx context.Context) (map[string][]int64, error) {
-	names, err := s.DB.AuthorNames(ctx)
+// names maps every known name (lower-cased) to user IDs: the names of
+// authors seen in channels, when the filter names them, and the aliases
+// of those authors. A name or alias of someone seen only elsewhere is not
+// recognized, so a question cannot tell who they are.
+func (s *Service) names(ctx context.Context, channels []int64) (map[string][]int64, error) {
+	names, err := s.DB.AuthorNames(ctx, channels)
 	if err != nil {
 		return nil, err
+	}
+	known := map[int64]bool{}
+	for _, ids := range names {
+		for _, id := range ids {
+			known[id] = true
+		}
 	}
 	for n, ids := range s.Aliases {
 		n = strings.ToLower(n)
 		for _, id := range ids {
-			if !slices.Contains(names[n], id) {
+			if (len(channels) == 0 || known[id]) && !slices.Contains(names[n], id) {
 				names[n] = append(names[n], id)
 			}
 		}

@@ -13,8 +13,9 @@ import (
 // resolveNames finds people the query names, by any name they were seen
 // under, takes their names out of the query text, and remembers them
 // (and Request.Named) for the author boost. A Korean name may carry a particle (민수가).
+// Only authors seen in the filter's channels are recognized.
 func (q *query) resolveNames(ctx context.Context) error {
-	names, err := q.svc.DB.AuthorNames(ctx)
+	names, err := q.svc.DB.AuthorNames(ctx, q.Filter.Channels)
 	if err != nil {
 		return err
 	}

@@ -448,3 +448,27 @@ func TestCursorPageSkipsShown(t *testing.T) {
 		t.Errorf("page 3: %v %v %v, want [4 5], the last", ids(p3), more, err)
 	}
 }
+
+// A name is recognized only for authors seen in the filter's channels: a
+// name seen only where the asker cannot read says nothing about anyone.
+func TestNamesOnlyFromReadableChannels(t *testing.T) {
+	const carol, secret = 3, 300
+	msgs := append(slices.Clone(corpus), searchd.Message{ID: 11, ChannelID: secret, CreatedAt: t0.Add(50 * time.Hour).UnixMicro(),
+		Content: "the boiler budget is approved", Type: "Default", Author: searchd.Author{ID: carol, Username: "carol", Nickname: "caz"}})
+	s := setupWith(t, msgs)
+	for _, tc := range []struct {
+		channels []int64
+		named    bool
+	}{{nil, true}, {[]int64{secret}, true}, {[]int64{general, games}, false}} {
+		for _, name := range []string{"carol", "caz"} {
+			text := "what did " + name + " say about the boiler"
+			q := &query{Request: Request{Query: text, Filter: sqlite.Filter{Channels: tc.channels}}, svc: s, text: text}
+			if err := q.resolveNames(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if q.named[carol] != tc.named || strings.Contains(q.text, name) == tc.named {
+				t.Errorf("channels %v, %q: named %v, text %q; want named %v", tc.channels, name, q.named, q.text, tc.named)
+			}
+		}
+	}
+}

@@ -99,7 +99,7 @@ func (s *Server) catchup(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) aliases(w http.ResponseWriter, r *http.Request) error {
-	names, err := s.DB.AuthorNames(r.Context())
+	names, err := s.DB.AuthorNames(r.Context(), nil)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func TestForget(t *testing.T) {
 	if _, err := db.Message(ctx, 2); err != ErrNotFound {
 		t.Errorf("message 2: %v", err)
 	}
-	names, _ := db.AuthorNames(ctx)
+	names, _ := db.AuthorNames(ctx, nil)
 	if names["forgetme"] != nil || names["잊어줘"] != nil {
 		t.Errorf("names kept: %v", names)
 	}

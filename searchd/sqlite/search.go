@@ -294,10 +294,20 @@ func inChunks(ids []int64, fn func([]any) error) error {
 }
 
 // AuthorNames maps every name an author was seen under (lower-cased) to
-// their user IDs.
-func (db *DB) AuthorNames(ctx context.Context) (map[string][]int64, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT DISTINCT user_id, LOWER(name) FROM user_names
-		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`)
+// their user IDs. With channels, only authors with a message in those
+// channels (or their public threads, as a filter reads them) count: a
+// name seen only where the asker cannot read must not be recognized.
+func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]int64, error) {
+	seen, args := "", []any(nil)
+	if len(channels) > 0 {
+		f := Filter{Channels: channels}
+		cond, cargs := f.where()
+		seen = ` AND EXISTS (SELECT 1 FROM messages m WHERE m.author_id = who` + cond + `)`
+		args = append(append(args, cargs...), cargs...)
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT DISTINCT user_id, LOWER(name) FROM user_names WHERE 1=1`+
+		strings.ReplaceAll(seen, "who", "user_id")+`
+		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`+strings.ReplaceAll(seen, "who", "users.id"), args...)
 	if err != nil {
 		return nil, err
 	}
