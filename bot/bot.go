@@ -98,7 +98,7 @@ type Bot struct {
 
 // New connects to Discord's REST API (not yet the gateway) and opens the
 // spool.
-func New(ctx context.Context, cfg Config) (*Bot, error) {
+func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if cfg.Token == "" {
 		return nil, errors.New("no bot token: set DSEARCH_TOKEN_FILE (a 0600 file) or DSEARCH_TOKEN")
 	}
@@ -113,6 +113,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			sp.Close() // its lock: connect tries New again
+		}
+	}()
 	token := "Bot " + cfg.Token
 	hc := httputil.NewClient()
 	hc.Client = httpdriver.WrapClient(http.Client{Transport: cfg.Transport, Timeout: 30 * time.Second})
@@ -154,6 +159,7 @@ func cmpOr[T comparable](v, def T) T {
 
 // Run connects to the gateway and serves until ctx ends.
 func (b *Bot) Run(ctx context.Context) error {
+	defer b.spool.Close() // last: after every writer stopped
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -17,7 +17,7 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 		Author: api.Author{ID: api.ID(m.Author.ID), Username: m.Author.Username,
 			GlobalName: m.Author.DisplayName, Bot: m.Author.Bot},
 		CreatedAt: m.Timestamp.Time().UTC(), Content: m.Content, Type: messageType(m.Type),
-		Attachments: len(m.Attachments),
+		Attachments: len(m.Attachments), Partial: partial(m),
 	}
 	if u.CreatedAt.Unix() <= 0 {
 		u.CreatedAt = m.ID.Time().UTC() // partial payloads: the snowflake knows
@@ -48,6 +48,21 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	// Never from Discord (4,000 characters), but a forward's snapshots add up.
 	u.Content, _ = api.Clip(u.Content, api.MaxContentBytes)
 	return u
+}
+
+// partial tells a payload that does not carry the whole message, as a
+// MESSAGE_UPDATE may be: it lacks the timestamp every full message has,
+// or it is a member's message with nothing in it at all (Discord refuses
+// to store one: no text, file, embed, sticker, component or forward), so
+// its content was left out, not emptied. searchd then keeps what such an
+// update does not carry.
+func partial(m *discord.Message) bool {
+	if !m.Timestamp.IsValid() {
+		return true
+	}
+	spoken := m.Type == discord.DefaultMessage || m.Type == discord.InlinedReplyMessage
+	return spoken && m.Content == "" && len(m.Attachments) == 0 && len(m.Embeds) == 0 &&
+		len(m.Stickers) == 0 && len(m.Components) == 0 && len(m.MessageSnapshots) == 0
 }
 
 // messageType names a message type as DiscordChatExporter does, the form

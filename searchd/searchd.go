@@ -64,6 +64,9 @@ type Message struct {
 	ReplyToID   int64
 	Attachments int
 	Mentions    []int64
+	// Partial: over a stored message, empty fields keep what is stored
+	// (api.MessageUpsert.Partial).
+	Partial bool
 }
 
 // Batch is a set of changes applied in one transaction: what one import

@@ -4,6 +4,12 @@
 // at a time; a batch is removed only after searchd accepted it. Sending a
 // batch twice (a crash between acceptance and removal) is harmless:
 // searchd's upserts are idempotent.
+//
+// A batch is durable when Put returns: its file is synced, renamed to
+// its number and the directory synced, so a power cut keeps it. The
+// directory is locked (an flock on DIR/lock) for as long as a Spool is
+// open: two bots on one spool would number their batches alike and
+// overwrite each other's.
 package spool
 
 import (
@@ -19,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"dsearch/shared/api"
@@ -33,11 +40,19 @@ type batchFile struct {
 // ErrFull is returned by Put when the spool holds its maximum size.
 var ErrFull = errors.New("spool: full")
 
+// ErrLocked means another process (or another open Spool) has the
+// spool directory.
+var ErrLocked = errors.New("spool: directory in use")
+
+// LockName is the spool directory's lock file.
+const LockName = "lock"
+
 // Spool is a bounded, ordered, on-disk queue of batches.
 type Spool struct {
 	dir      string
 	maxBytes int64
 	log      *slog.Logger
+	lock     *os.File
 
 	mu    sync.Mutex
 	next  uint64      // sequence number of the next Put
@@ -49,7 +64,10 @@ type Spool struct {
 const suffix = ".json"
 
 // Open opens (creating, mode 0700) the spool in dir, keeping what an
-// earlier run left there.
+// earlier run left there, and locks it until Close. A batch file an
+// earlier run wrote completely but had not renamed yet (a crash or power
+// cut between the two) is recovered under its number; a partial one was
+// never stored and is removed.
 func Open(dir string, maxBytes int64, log *slog.Logger) (*Spool, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "rejected"), 0o700); err != nil {
 		return nil, err
@@ -57,24 +75,73 @@ func Open(dir string, maxBytes int64, log *slog.Logger) (*Spool, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &Spool{dir: dir, maxBytes: maxBytes, log: log, kick: make(chan struct{}, 1), next: 1}
-	entries, err := os.ReadDir(dir) // sorted by name: zero-padded sequence numbers, oldest first
+	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Spool{dir: dir, maxBytes: maxBytes, log: log, lock: lock, kick: make(chan struct{}, 1), next: 1}
+	if err := s.load(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the spool directory's lock; the Spool must not be used
+// after it.
+func (s *Spool) Close() error { return s.lock.Close() }
+
+// lockDir takes dir's exclusive flock, which the kernel drops when the
+// process ends, however it ends. The holder's pid is written in the file
+// for the message a second bot gets.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, LockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("spool lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b := make([]byte, 32)
+		n, _ := f.ReadAt(b, 0)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			holder := ""
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n]))); err == nil {
+				holder = fmt.Sprintf(" (pid %d)", pid)
+			}
+			return nil, fmt.Errorf("%w: %s is used by another dsearch-bot%s; give each bot its own --spool", ErrLocked, dir, holder)
+		}
+		return nil, fmt.Errorf("spool lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// load reads what an earlier run left in the directory.
+func (s *Spool) load() error {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return err
+	}
+	var tmps []string
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".tmp") {
-			os.Remove(filepath.Join(dir, name)) // a Put cut short: never acknowledged
+		if strings.HasPrefix(name, tmpPrefix) {
+			tmps = append(tmps, name)
 			continue
 		}
-		seq, err := strconv.ParseUint(strings.TrimSuffix(name, suffix), 10, 64)
-		if err != nil || !strings.HasSuffix(name, suffix) {
-			continue
+		seq, ok := batchSeq(name)
+		if !ok {
+			continue // the lock, rejected/, anything a person left here
 		}
 		info, err := e.Info()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.queue = append(s.queue, batchFile{seq, info.Size()})
 		s.size += info.Size()
@@ -82,16 +149,109 @@ func Open(dir string, maxBytes int64, log *slog.Logger) (*Spool, error) {
 	}
 	// Numbers already used by rejected batches are not reused: a later
 	// rejection would overwrite one.
-	rejected, err := Rejected(dir)
+	rejected, err := Rejected(s.dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range rejected {
-		if seq, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(p), suffix), 10, 64); err == nil {
+		if seq, ok := batchSeq(filepath.Base(p)); ok {
 			s.next = max(s.next, seq+1)
 		}
 	}
-	return s, nil
+	for _, name := range tmps {
+		if err := s.recover(name); err != nil {
+			return err
+		}
+	}
+	sort.Slice(s.queue, func(i, j int) bool { return s.queue[i].seq < s.queue[j].seq })
+	if len(tmps) > 0 {
+		return syncDir(s.dir)
+	}
+	return nil
+}
+
+// recover keeps a temporary batch file that holds a whole batch (it was
+// synced before its rename, which a crash lost) under the number it was
+// written for, or the next free one for a file an older version named
+// without it; a partial file was never acknowledged and is removed.
+func (s *Spool) recover(name string) error {
+	path := filepath.Join(s.dir, name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var b api.MessageBatch
+	if json.Unmarshal(data, &b) != nil {
+		s.log.Warn("spool: removing a batch file cut short before it was stored", "file", name, "bytes", len(data))
+		return os.Remove(path)
+	}
+	seq, ok := batchSeq(strings.TrimPrefix(name, tmpPrefix))
+	if !ok || exists(s.path(seq)) || s.rejectedExists(seq) {
+		seq = s.next
+	}
+	if err := os.Rename(path, s.path(seq)); err != nil {
+		return err
+	}
+	s.log.Info("spool: recovered a batch written before a crash", "batch", seq)
+	s.queue = append(s.queue, batchFile{seq, int64(len(data))})
+	s.size += int64(len(data))
+	s.next = max(s.next, seq+1)
+	return nil
+}
+
+func (s *Spool) rejectedExists(seq uint64) bool {
+	return exists(filepath.Join(s.dir, "rejected", filepath.Base(s.path(seq))))
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// batchSeq reads a batch file's name: its zero-padded sequence number
+// and the suffix, nothing else.
+func batchSeq(name string) (uint64, bool) {
+	digits, ok := strings.CutSuffix(name, suffix)
+	if !ok || len(digits) != 20 {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(digits, 10, 64)
+	return seq, err == nil && seq > 0
+}
+
+// Waiting lists the batches waiting in dir, oldest first, without
+// opening (or locking) the spool: what dsearch-bot --check counts. Files
+// that are not batches are left out.
+func Waiting(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if _, ok := batchSeq(e.Name()); ok && e.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// tmpPrefix starts the name of a batch file being written.
+const tmpPrefix = ".tmp"
+
+// syncDir makes the names in dir durable (a rename is an entry in the
+// directory, which a file's own fsync does not cover). A variable so that
+// tests can make it fail.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Put stores a batch durably. It fails with ErrFull rather than grow past
@@ -107,22 +267,7 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 		return ErrFull
 	}
 	seq := s.next
-	tmp, err := os.CreateTemp(s.dir, ".tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.path(seq))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := s.write(seq, data); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
 	s.next++
@@ -131,6 +276,36 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 	select {
 	case s.kick <- struct{}{}:
 	default:
+	}
+	return nil
+}
+
+// write stores data as batch seq: synced, renamed, and the rename synced
+// too, so that a power cut keeps it. It leaves nothing behind when it
+// fails.
+func (s *Spool) write(seq uint64, data []byte) error {
+	tmp := filepath.Join(s.dir, tmpPrefix+filepath.Base(s.path(seq)))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path(seq))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		os.Remove(s.path(seq)) // not known to be durable: not acknowledged
+		return err
 	}
 	return nil
 }

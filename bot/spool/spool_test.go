@@ -3,6 +3,7 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -66,6 +67,7 @@ func TestOrderedReplayAfterOutageAndRestart(t *testing.T) {
 	if s.Len() != 3 {
 		t.Fatalf("%d batches left after failures, want 3", s.Len())
 	}
+	s.Close()
 	// The bot restarts: a new spool over the same directory, more batches.
 	s, err = Open(dir, 1<<20, quiet)
 	if err != nil {
@@ -219,6 +221,7 @@ func TestReplayRejected(t *testing.T) {
 	waitLen(1)
 	cancel()
 	<-stopped
+	s.Close()
 	// The bot restarts with an empty spool: batch 2's number must not be 1.
 	s, err = Open(dir, 1<<20, quiet)
 	if err != nil {
@@ -247,5 +250,126 @@ func TestReplayRejected(t *testing.T) {
 	}
 	if rej, _ := Rejected(dir); len(rej) != 1 {
 		t.Errorf("a failed replay lost a batch: %v", rej)
+	}
+}
+
+// Two bots on one spool would number their batches alike and overwrite
+// each other's: the second is refused until the first closes.
+func TestLockedWhileOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, 1<<20, quiet); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open on a held spool: %v, want ErrLocked", err)
+	}
+	s.Close()
+	s, err = Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s.Close()
+}
+
+// Put returns only after the rename itself is durable (the directory is
+// synced once the batch has its name), and a failed sync is a failed Put
+// that leaves nothing behind.
+func TestPutSyncsDirectoryAfterRename(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	real := syncDir
+	defer func() { syncDir = real }()
+	var synced []string
+	syncDir = func(d string) error {
+		if w, _ := Waiting(d); len(w) == 1 {
+			synced = append(synced, d)
+		}
+		return real(d)
+	}
+	if err := s.Put(batch(1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || synced[0] != dir {
+		t.Fatalf("directory syncs after the rename: %v, want [%s]", synced, dir)
+	}
+	syncDir = func(string) error { return errors.New("EIO") }
+	if err := s.Put(batch(2)); err == nil {
+		t.Fatal("Put succeeded though the directory could not be synced")
+	}
+	if w, _ := Waiting(dir); s.Len() != 1 || len(w) != 1 {
+		t.Errorf("after a failed Put: %d queued, files %v; want only batch 1", s.Len(), w)
+	}
+}
+
+// A power cut between a batch file's sync and its rename leaves a whole
+// batch under its temporary name: it is recovered in its place, not
+// deleted; a partial one (never acknowledged) is removed.
+func TestRecoversCompleteTemporaryFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := api.ID(1); id <= 3; id++ {
+		if err := s.Put(batch(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	// Batch 2's rename is lost; batch 4 was cut short; an older version's
+	// temporary name holds a whole batch.
+	b2 := filepath.Join(dir, fmt.Sprintf("%020d.json", 2))
+	if err := os.Rename(b2, filepath.Join(dir, ".tmp"+filepath.Base(b2))); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf(".tmp%020d.json", 4)), []byte(`{"deletes":["4"`), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, ".tmp123456"), []byte(`{"deletes":["9"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := &recorder{up: true, done: make(chan struct{}), want: 4}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, r.send)
+	select {
+	case <-r.done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("delivered %v, want 1 2 3 9", r.got)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if fmt.Sprint(r.got) != "[1 2 3 9]" {
+		t.Errorf("delivered %v, want [1 2 3 9] (the recovered batch in its place)", r.got)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// Only numbered batch files are waiting batches: what a person or another
+// tool leaves in the directory is not counted.
+func TestWaitingCountsOnlyBatches(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Put(batch(1))
+	for _, name := range []string{"notes.json", "1.json", "00000000000000000002.json.bak", ".tmpx.json"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(`{}`), 0o600)
+	}
+	if w, err := Waiting(dir); err != nil || len(w) != 1 {
+		t.Errorf("waiting %v (%v), want only the one batch", w, err)
 	}
 }

@@ -137,11 +137,11 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 		}
 		msg := searchd.Message{
 			ID: int64(m.ID), ChannelID: int64(m.ChannelID), CreatedAt: m.CreatedAt.UnixMicro(),
-			Content: m.Content, Type: m.Type, ReplyToID: int64(m.ReplyToID), Attachments: m.Attachments,
+			Content: m.Content, Type: m.Type, ReplyToID: int64(m.ReplyToID), Attachments: m.Attachments, Partial: m.Partial,
 			Author: searchd.Author{ID: int64(m.Author.ID), Username: m.Author.Username,
 				GlobalName: m.Author.GlobalName, Nickname: m.Author.Nickname, Bot: m.Author.Bot},
 		}
-		if msg.Type == "" {
+		if msg.Type == "" && !m.Partial { // a partial update keeps the stored type
 			msg.Type = "Default"
 		}
 		if m.EditedAt != nil {

@@ -271,6 +271,15 @@ func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 	}
 	for i := range msgs {
 		m := &msgs[i]
+		if m.Partial {
+			// It carries what changed, not necessarily the author's names
+			// now: it only makes sure the author exists.
+			if _, err := a.exec(`INSERT INTO users (id, name, display_name, display_at, is_bot) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (id) DO NOTHING`, m.Author.ID, m.Author.Username, m.Author.DisplayName(), m.CreatedAt, m.Author.Bot); err != nil {
+				return fmt.Errorf("user %d: %w", m.Author.ID, err)
+			}
+			continue
+		}
 		if l, ok := latest[m.Author.ID]; !ok || m.CreatedAt >= l.CreatedAt {
 			latest[m.Author.ID] = m
 		}
@@ -312,6 +321,11 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			res.Skipped++
 			return nil
 		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+	}
+	if m.Partial {
+		if err := a.fillFromStored(m); err != nil {
 			return err
 		}
 	}
@@ -372,6 +386,37 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		}
 	}
 	a.fresh = append(a.fresh, m)
+	return nil
+}
+
+// fillFromStored completes a partial update of a stored message with
+// what it does not carry, so that the update erases nothing: an empty
+// content, type or reply, no attachments, no edit time all mean "not
+// sent". An unknown message (or one stored in another channel, which the
+// caller refuses) is left as it came.
+func (a *applier) fillFromStored(m *searchd.Message) error {
+	row, err := a.queryRow(`SELECT channel_id, COALESCE(edited_at, 0), content, type, COALESCE(reply_to_id, 0), attachments
+		FROM messages WHERE id = ?`, m.ID)
+	if err != nil {
+		return err
+	}
+	var s searchd.Message
+	switch err := row.Scan(&s.ChannelID, &s.EditedAt, &s.Content, &s.Type, &s.ReplyToID, &s.Attachments); {
+	case errors.Is(err, sql.ErrNoRows):
+		if m.Type == "" {
+			m.Type = "Default"
+		}
+		return nil
+	case err != nil:
+		return err
+	case s.ChannelID != m.ChannelID:
+		return nil
+	}
+	m.Content = cmp.Or(m.Content, s.Content)
+	m.EditedAt = cmp.Or(m.EditedAt, s.EditedAt)
+	m.Type = cmp.Or(m.Type, s.Type)
+	m.ReplyToID = cmp.Or(m.ReplyToID, s.ReplyToID)
+	m.Attachments = cmp.Or(m.Attachments, s.Attachments)
 	return nil
 }
 

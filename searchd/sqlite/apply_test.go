@@ -346,3 +346,49 @@ func TestSameIDInAnotherChannel(t *testing.T) {
 		t.Errorf("edit: %+v", res)
 	}
 }
+
+// A partial update erases nothing it does not carry: not the text, type,
+// reply, attachments or edit time of the stored message, nor its author's
+// stored names; what it does carry replaces what is stored.
+func TestPartialUpdateKeepsWhatItDoesNotCarry(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	first := msg(1, 0, 0)
+	stored := msg(2, time.Minute, 1)
+	stored.Type, stored.Content, stored.Attachments = "Reply", "the spare key is under the blue pot", 2
+	stored.Author.GlobalName = "Alice"
+	apply(t, db, first, stored)
+
+	bare := searchd.Message{ID: 2, ChannelID: 100, CreatedAt: stored.CreatedAt, Partial: true, Author: searchd.Author{ID: 1}}
+	if res := apply(t, db, bare); res.Updated != 0 {
+		t.Errorf("a partial update without changes: %+v", res)
+	}
+	got, err := db.Message(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Content != stored.Content || got.Type != "Reply" || got.ReplyToID != 1 || got.Attachments != 2 || got.EditedAt != 0 {
+		t.Errorf("after a partial update: %+v", got)
+	}
+	var name, display string
+	db.db.QueryRow(`SELECT name, display_name FROM users WHERE id = 1`).Scan(&name, &display)
+	if name != "a" || display != "Alice" {
+		t.Errorf("author after a partial update: %q %q", name, display)
+	}
+
+	// Edited, without its text (Discord sends the edit time alone).
+	touched := bare
+	touched.EditedAt = t0.Add(2 * time.Minute).UnixMicro()
+	apply(t, db, touched)
+	if got, _ := db.Message(ctx, 2); got.Content != stored.Content {
+		t.Errorf("a partial update with an edit time erased the text: %+v", got)
+	}
+	edit := bare
+	edit.Content, edit.EditedAt = "the key is with bob now", t0.Add(3*time.Minute).UnixMicro()
+	if res := apply(t, db, edit); res.Updated != 1 {
+		t.Errorf("a partial edit: %+v", res)
+	}
+	if got, _ := db.Message(ctx, 2); got.Content != edit.Content || got.Type != "Reply" || got.Attachments != 2 {
+		t.Errorf("after a partial edit: %+v", got)
+	}
+}

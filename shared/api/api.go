@@ -231,6 +231,12 @@ type MessageUpsert struct {
 	ReplyToID   ID         `json:"reply_to_id,omitempty"`
 	Attachments int        `json:"attachments,omitempty"`
 	Mentions    []ID       `json:"mentions,omitempty"`
+	// Partial marks an update that carries only some of the message
+	// (Discord's MESSAGE_UPDATE may): over a stored message, its empty
+	// fields keep what is stored instead of erasing it, and its author's
+	// names do not replace the stored ones. An unknown message is stored
+	// as it comes.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // BatchResult is the response of POST /v1/messages.

@@ -47,3 +47,35 @@ func TestCheckRefusesUntrustedSearchd(t *testing.T) {
 		t.Errorf("--check on our own daemon: %v, %s", err, &out)
 	}
 }
+
+// --check counts the batches waiting in the spool, not whatever else
+// ends in .json there (a person's notes, a copy).
+func TestCheckCountsOnlyBatches(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dbc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true,"version":"fake","schema_version":1}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	spoolDir := filepath.Join(dir, "spool")
+	os.MkdirAll(spoolDir, 0o700)
+	for _, name := range []string{"00000000000000000007.json", "notes.json", "backup-00000000000000000001.json"} {
+		os.WriteFile(filepath.Join(spoolDir, name), []byte(`{}`), 0o600)
+	}
+	var out bytes.Buffer
+	if err := run([]string{"--check", "--socket", sock, "--spool", spoolDir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 batches wait") {
+		t.Errorf("--check with one batch and two stray files: %s", &out)
+	}
+}

@@ -131,7 +131,7 @@ func checkSearchd(socket, spoolDir string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "searchd %s is up (schema %d)\n", h.Version, h.SchemaVersion)
-	if waiting, _ := filepath.Glob(filepath.Join(spoolDir, "*.json")); len(waiting) > 0 {
+	if waiting, _ := spool.Waiting(spoolDir); len(waiting) > 0 {
 		fmt.Fprintf(stdout, "%d batches wait in %s for searchd (delivered in order while the bot runs)\n", len(waiting), spoolDir)
 	}
 	rejected, err := spool.Rejected(spoolDir)

@@ -1,0 +1,50 @@
+package bot
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// A MESSAGE_UPDATE that carries the author but not the content (with or
+// without the timestamp) leaves the stored text, type and reply as they
+// are; a real edit, even one that empties the text beside a file, still
+// replaces it.
+func TestPartialUpdateErasesNothing(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	ctx := context.Background()
+	at := t0.Add(300 * 24 * time.Hour)
+	m := message(general, user(alice, "alice"), at, "the spare key is under the blue pot")
+	e.discord.Dispatch("MESSAGE_CREATE", m)
+	waitFor(t, "the new message", func() bool { _, err := e.c.Message(ctx, api.ID(m.ID), 0, 0); return err == nil })
+
+	author := map[string]any{"id": m.Author.ID, "username": "alice"}
+	e.discord.Dispatch("MESSAGE_UPDATE", map[string]any{"id": m.ID, "channel_id": general, "guild_id": guildID, "author": author})
+	e.discord.Dispatch("MESSAGE_UPDATE", map[string]any{"id": m.ID, "channel_id": general, "guild_id": guildID, "author": author,
+		"timestamp": m.Timestamp, "edited_timestamp": discord.NewTimestamp(at.Add(time.Minute))})
+	// A later edit shows both updates were applied before it.
+	other := message(general, user(bob, "bob"), at.Add(time.Second), "first words")
+	e.discord.Dispatch("MESSAGE_CREATE", other)
+	waitFor(t, "a later message", func() bool { _, err := e.c.Message(ctx, api.ID(other.ID), 0, 0); return err == nil })
+	got, err := e.c.Message(ctx, api.ID(m.ID), 0, 0)
+	if err != nil || got.Message.Content != m.Content {
+		t.Fatalf("after partial updates: %+v, %v; want the text kept", got, err)
+	}
+	if r, err := e.c.Search(ctx, map[string][]string{"q": {"spare key"}, "mode": {"lexical"}}); err != nil || len(r.Results) == 0 {
+		t.Errorf("the text is no longer found after partial updates: %+v, %v", r, err)
+	}
+
+	emptied := m
+	emptied.Content, emptied.EditedTimestamp = "", discord.NewTimestamp(at.Add(2*time.Minute))
+	emptied.Attachments = []discord.Attachment{{ID: 1, Filename: "key.jpg"}}
+	e.discord.Dispatch("MESSAGE_UPDATE", emptied)
+	waitFor(t, "the text removed by its author", func() bool {
+		got, err := e.c.Message(ctx, api.ID(m.ID), 0, 0)
+		return err == nil && got.Message.Content == ""
+	})
+}
