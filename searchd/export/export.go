@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"dsearch/searchd"
+	"dsearch/shared/api"
 )
 
 // Reader decodes one export: the header first, then messages one by one.
@@ -23,6 +24,12 @@ type Reader struct {
 	// Parent is the thread's parent channel or the channel's category,
 	// as named by the export's categoryId/category; nil when absent.
 	Parent *searchd.Channel
+	// ExportedAt is when the exporter wrote the file (its exportedAt), in
+	// Unix µs; 0 for older exports that do not say.
+	ExportedAt int64
+	// Count is the export's own messageCount, known once Next has
+	// returned io.EOF; -1 when the export does not give one.
+	Count int64
 
 	dec  *json.Decoder
 	r    io.Reader // what dec reads, to check nothing follows the export
@@ -41,23 +48,47 @@ func (e *Error) Unwrap() error { return e.Err }
 // NewReader reads the export header up to the start of the messages array.
 // The guild and channel must come before the messages, as the exporter
 // writes them.
+//
+// Input that is not a JSON export at all gets an error that says what it
+// is: ErrNotExport for other JSON (an attachment the exporter downloaded
+// beside the export), a *FormatError for the exporter's other formats.
 func NewReader(r io.Reader) (*Reader, error) {
-	x := &Reader{dec: json.NewDecoder(r), r: r}
-	if err := x.expectDelim('{'); err != nil {
+	br := bufio.NewReader(r)
+	if err := sniff(br); err != nil {
 		return nil, err
 	}
-	var haveChannel bool
+	x := &Reader{dec: json.NewDecoder(br), r: br, Count: -1}
+	tok, err := x.dec.Token()
+	if err != nil {
+		return nil, x.fail(err)
+	}
+	if tok != json.Delim('{') {
+		return nil, ErrNotExport // JSON, but an array or a value
+	}
+	var haveGuild, haveChannel bool
 	for {
 		tok, err := x.dec.Token()
 		if err != nil {
 			return nil, x.fail(err)
 		}
 		if tok == json.Delim('}') {
+			if !haveGuild && !haveChannel {
+				return nil, ErrNotExport
+			}
 			return nil, x.fail(errors.New("export has no messages array"))
 		}
 		key, _ := tok.(string)
 		switch key {
+		case "exportedAt":
+			var at string
+			if err := x.dec.Decode(&at); err != nil {
+				return nil, x.fail(fmt.Errorf("exportedAt: %w", err))
+			}
+			if x.ExportedAt, err = parseTime(at); err != nil {
+				return nil, x.fail(fmt.Errorf("exportedAt: %w", err))
+			}
 		case "guild":
+			haveGuild = true
 			var g jsonGuild
 			if err := x.dec.Decode(&g); err != nil {
 				return nil, x.fail(fmt.Errorf("guild: %w", err))
@@ -102,6 +133,9 @@ func (x *Reader) setChannel(c *jsonChannel) error {
 		pid, err := parseID(*c.CategoryID)
 		if err != nil {
 			return fmt.Errorf("categoryId: %w", err)
+		}
+		if pid == 0 {
+			return nil // the exporter's "no category"
 		}
 		x.Channel.ParentID = pid
 		x.Parent = &searchd.Channel{ID: pid, GuildID: x.Guild.ID, Name: deref(c.Category)}
@@ -149,6 +183,11 @@ func (x *Reader) finish() error {
 		var skip json.RawMessage
 		if err := x.dec.Decode(&skip); err != nil {
 			return x.fail(fmt.Errorf("%v: %w", key, err))
+		}
+		if key == "messageCount" {
+			if err := json.Unmarshal(skip, &x.Count); err != nil {
+				return x.fail(fmt.Errorf("messageCount: %w", err))
+			}
 		}
 	}
 	if _, err := x.dec.Token(); err != nil { // the closing '}'
@@ -224,10 +263,23 @@ type jsonMessage struct {
 	TimestampEdited  *string      `json:"timestampEdited"`
 	Content          string       `json:"content"`
 	Author           jsonUser     `json:"author"`
-	Attachments      []struct{}   `json:"attachments"`
+	Attachments      []jsonFile   `json:"attachments"`
+	Stickers         []jsonFile   `json:"stickers"`
+	Embeds           []jsonEmbed  `json:"embeds"`
 	Mentions         []jsonUser   `json:"mentions"`
 	Reference        *jsonRef     `json:"reference"`
 	ForwardedMessage *jsonForward `json:"forwardedMessage"`
+}
+
+// jsonFile is an attachment (fileName) or a sticker (name).
+type jsonFile struct {
+	FileName string `json:"fileName"`
+	Name     string `json:"name"`
+}
+
+type jsonEmbed struct {
+	Title       string `json:"title"`
+	Description string `json:"description"`
 }
 
 type jsonRef struct {
@@ -271,6 +323,17 @@ func (m *jsonMessage) convert(channelID int64) (searchd.Message, error) {
 		out.Content = strings.TrimSpace(out.Content + "\n" + f.Content)
 	}
 	out.Attachments = len(m.Attachments)
+	var parts api.Parts
+	for _, a := range m.Attachments {
+		parts.Files = append(parts.Files, a.FileName)
+	}
+	for _, st := range m.Stickers {
+		parts.Stickers = append(parts.Stickers, st.Name)
+	}
+	for _, e := range m.Embeds {
+		parts.Embeds = append(parts.Embeds, api.Embed{Title: e.Title, Description: e.Description})
+	}
+	out.Content = api.WithParts(out.Content, parts)
 	// Pins and thread starters carry references too; only a reply (or an
 	// old export's plain message with one) answers another message.
 	if r := m.Reference; r != nil && r.MessageID != nil && m.ForwardedMessage == nil &&

@@ -37,17 +37,49 @@ type Importer struct {
 type FileResult struct {
 	Path          string
 	UnchangedFile bool // imported before and unchanged since: skipped
-	Resumed       int64
+	// NotExport: JSON that is not an export (an attachment the exporter
+	// downloaded, a config file): skipped, nothing written.
+	NotExport bool
+	Resumed   int64
+	// Read is the messages the file held; Count what its messageCount
+	// says it holds (-1: it does not say). They differ in an export cut
+	// short or written by another tool.
+	Read, Count int64
 	searchd.BatchResult
 	Err error
 }
 
+// CountMismatch reports whether the export's messageCount disagrees with
+// the messages read from it.
+func (r *FileResult) CountMismatch() bool {
+	return r.Err == nil && !r.UnchangedFile && !r.NotExport && r.Count >= 0 && r.Count != r.Read
+}
+
+// Resumable reports whether a rerun may get further with the file: not
+// for a file that is in another format, which only a new export fixes.
+func (r *FileResult) Resumable() bool {
+	var fe *export.FormatError
+	return r.Err != nil && !errors.As(r.Err, &fe)
+}
+
+// Listing is what Files found.
+type Listing struct {
+	Files []string // the *.json files, sorted
+	// Other counts the exports in the exporter's other formats (HTML, CSV,
+	// plain text, zip) seen in directories, by extension, which cannot be
+	// imported as they are.
+	Other map[string]int
+}
+
 // Files expands paths (files, or directories searched for *.json) into a
-// sorted list of export files. A path or subdirectory it cannot read does
-// not hide the rest: it lists every file it can, and the error, when not
-// nil, names each path it could not read.
-func Files(paths []string) ([]string, error) {
+// sorted list of export files. It does not descend into the exporter's
+// asset folders (…_Files, where "download assets" puts attachments, some
+// of them JSON). A path or subdirectory it cannot read does not hide the
+// rest: it lists every file it can, and the error, when not nil, names
+// each path it could not read.
+func Files(paths []string) (Listing, error) {
 	var out []string
+	other := map[string]int{}
 	var errs []error
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -64,8 +96,16 @@ func Files(paths []string) ([]string, error) {
 				errs = append(errs, err)
 				return nil // WalkDir skips what it could not read
 			}
-			if !d.IsDir() && strings.HasSuffix(strings.ToLower(d.Name()), ".json") {
+			name := strings.ToLower(d.Name())
+			switch {
+			case d.IsDir() && path != p && strings.HasSuffix(name, "_files"):
+				return filepath.SkipDir // the exporter's downloaded assets
+			case d.IsDir():
+			case strings.HasSuffix(name, ".json"):
 				out = append(out, path)
+			case strings.HasSuffix(name, ".html") || strings.HasSuffix(name, ".htm") || strings.HasSuffix(name, ".csv") ||
+				strings.HasSuffix(name, ".zip"):
+				other[filepath.Ext(name)]++
 			}
 			return nil
 		})
@@ -74,18 +114,20 @@ func Files(paths []string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return out, errors.Join(errs...)
+	return Listing{Files: out, Other: other}, errors.Join(errs...)
 }
 
 // walkDir is filepath.WalkDir; tests make directories unreadable with it
 // (chmod cannot, for root).
 var walkDir = filepath.WalkDir
 
-// Import imports each file in turn. A malformed file does not stop the
-// others; its error is in its result.
+// Import imports each file in turn, oldest export first (ByExportTime), so
+// that where two exports hold the same message, the newer one's text and
+// names are what stays. A malformed file does not stop the others; its
+// error is in its result.
 func (im *Importer) Import(ctx context.Context, files []string) []FileResult {
 	var out []FileResult
-	for _, f := range files {
+	for _, f := range ByExportTime(files) {
 		if ctx.Err() != nil {
 			out = append(out, FileResult{Path: f, Err: ctx.Err()})
 			continue
@@ -133,18 +175,22 @@ func (im *Importer) ImportFile(ctx context.Context, path string) (res FileResult
 		skip = prev.MessagesDone // the file is as it was: resume
 		res.Resumed = skip
 	}
-	res.BatchResult, res.Err = im.read(ctx, f, &cp, skip)
+	res.Err = im.read(ctx, f, &cp, skip, &res)
+	if errors.Is(res.Err, export.ErrNotExport) {
+		res.Err, res.NotExport = nil, true
+		im.progress(path, cp.Size, cp.Size)
+	}
 	if res.Err != nil {
 		res.Err = fmt.Errorf("%s: %w", path, res.Err)
 	}
 	return res
 }
 
-func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint, skip int64) (searchd.BatchResult, error) {
-	var total searchd.BatchResult
+func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint, skip int64, res *FileResult) error {
+	total := &res.BatchResult
 	x, err := export.NewReader(f)
 	if err != nil {
-		return total, err
+		return err
 	}
 	size := cp.Size
 	places := func() searchd.Batch {
@@ -163,13 +209,13 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 	var read int64 // messages decoded
 	for {
 		if err := ctx.Err(); err != nil {
-			return total, err
+			return err
 		}
 		m, err := x.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
 			// Nothing of the half-read batch is written; what was
 			// committed before stays, and a rerun resumes from it.
-			return total, err
+			return err
 		}
 		end := errors.Is(err, io.EOF)
 		if !end {
@@ -185,12 +231,13 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 		cp.MessagesDone, cp.Complete = read, end
 		r, err := im.DB.Apply(ctx, &batch, im.Rules, cp)
 		if err != nil {
-			return total, err
+			return err
 		}
 		total.Add(r)
 		if end {
+			res.Read, res.Count = read, x.Count
 			im.progress(f.Name(), size, size)
-			return total, nil
+			return nil
 		}
 		im.progress(f.Name(), min(x.Offset(), size-1), size)
 		batch = places()

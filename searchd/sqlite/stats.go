@@ -33,8 +33,14 @@ func Quantile(sorted []int64, q float64) int64 {
 // takes about a second for 650,000.
 func (db *DB) Stats(ctx context.Context) (*Stats, error) {
 	var s Stats
+	// Guilds and channels as a user counts them: not Direct Messages (the
+	// exporter's guild 0), not categories, not a placeholder for a
+	// channel that nothing was ever read from.
 	err := db.db.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM guilds), (SELECT COUNT(*) FROM channels), (SELECT COUNT(*) FROM users),
+		(SELECT COUNT(*) FROM guilds WHERE id != 0),
+		(SELECT COUNT(*) FROM channels c WHERE c.id != 0
+			AND (c.kind NOT IN ('', 'GuildCategory') OR EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id))),
+		(SELECT COUNT(*) FROM users),
 		(SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM segments),
 		COALESCE((SELECT MIN(created_at) FROM messages), 0), COALESCE((SELECT MAX(created_at) FROM messages), 0)`).
 		Scan(&s.Guilds, &s.Channels, &s.Users, &s.Messages, &s.Segments, &s.FirstAt, &s.LastAt)

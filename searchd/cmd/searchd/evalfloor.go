@@ -115,7 +115,8 @@ func (m *Main) evalFloor(ctx context.Context, cfg *Config, sets []string) error 
 // messageTexts are the embedding texts of every message of the exports
 // under dir that has one.
 func messageTexts(dir string) ([]int64, []string, error) {
-	files, err := ingest.Files([]string{dir})
+	listing, err := ingest.Files([]string{dir})
+	files := listing.Files
 	if err != nil {
 		return nil, nil, err
 	}

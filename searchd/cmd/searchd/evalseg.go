@@ -43,7 +43,8 @@ func scratchImportOrdered(ctx context.Context, cfg *Config, export, order string
 		db.Close()
 		os.RemoveAll(scratch)
 	}
-	files, err := ingest.Files([]string{export})
+	listing, err := ingest.Files([]string{export})
+	files := listing.Files
 	if err != nil {
 		done()
 		return nil, nil, err

@@ -33,15 +33,19 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 		m.Yield()
 	}
 	// A path it cannot read is reported, and everything else imported.
-	files, unreadable := ingest.Files(paths)
+	listing, unreadable := ingest.Files(paths)
+	files := listing.Files
 	if unreadable != nil {
 		fmt.Fprintf(m.Stderr, "error: %v\n", strings.ReplaceAll(unreadable.Error(), "\n", "\nerror: "))
+	}
+	if n := otherExports(listing.Other); n != "" {
+		fmt.Fprintf(m.Stderr, "skipped files not in JSON (%s): only JSON exports can be imported (DiscordChatExporter --format Json); unzip a zip first\n", n)
 	}
 	if len(files) == 0 {
 		if unreadable != nil {
 			return errors.New("import: nothing readable to import")
 		}
-		return fmt.Errorf("import: no .json files in %v", paths)
+		return fmt.Errorf("import: no .json files in %s", strings.Join(paths, ", "))
 	}
 	var total int64
 	for _, f := range files {
@@ -64,7 +68,7 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 
 	// Interrupted (Ctrl-C): the files it did not finish are not failures.
 	interrupted := ctx.Err() != nil
-	var failed, unfinished int
+	var failed, resumable, unfinished, skipped, refused int
 	var inserted, updated int
 	for _, r := range results {
 		switch {
@@ -72,40 +76,98 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 			unfinished++
 		case r.Err != nil:
 			failed++
+			if r.Resumable() {
+				resumable++
+			}
 			fmt.Fprintf(m.Stderr, "error: %v\n", r.Err)
+		case r.NotExport:
+			skipped++
+			fmt.Fprintf(m.Stdout, "%s: skipped, not a DiscordChatExporter export\n", r.Path)
 		case r.UnchangedFile:
 			fmt.Fprintf(m.Stdout, "%s: already imported, unchanged\n", r.Path)
 		default:
-			resumed := ""
-			if r.Resumed > 0 {
-				resumed = fmt.Sprintf(", resumed after %d", r.Resumed)
-			}
-			truncated := ""
-			if r.Truncated > 0 {
-				truncated = fmt.Sprintf(", %d over the size limits kept cut (docs/operations.md)", r.Truncated)
-			}
-			fmt.Fprintf(m.Stdout, "%s: %d new, %d updated, %d unchanged, %d deleted earlier%s%s\n",
-				r.Path, r.Inserted, r.Updated, r.Unchanged, r.Skipped, resumed, truncated)
-			if r.Conflicts > 0 {
-				fmt.Fprintf(m.Stdout, "%s: %d messages refused, their IDs already stored in another channel (kept there): %v\n",
-					r.Path, r.Conflicts, r.ConflictIDs)
-			}
+			m.printFileResult(&r)
 		}
 		inserted += r.Inserted
 		updated += r.Updated
+		refused += r.Conflicts
 	}
-	fmt.Fprintf(m.Stdout, "imported %d new and %d updated messages from %d files in %s (%.0f new/s), peak memory %d MiB\n",
-		inserted, updated, len(files)-failed-unfinished, elapsed.Round(time.Millisecond),
+	imported := len(files) - failed - unfinished - skipped
+	summary := fmt.Sprintf("imported %d new and %d updated messages from %s in %s (%.0f new/s), peak memory %d MiB",
+		inserted, updated, plural(imported, "file", "files"), elapsed.Round(time.Millisecond),
 		float64(inserted)/elapsed.Seconds(), peakRSS()>>20)
+	if skipped > 0 {
+		summary += fmt.Sprintf("; %s skipped, not exports", plural(skipped, "file", "files"))
+	}
+	if refused > 0 {
+		summary += fmt.Sprintf("; %s refused, their IDs already stored in another channel", plural(refused, "message", "messages"))
+	}
+	fmt.Fprintln(m.Stdout, summary)
 	switch {
 	case interrupted:
 		return fmt.Errorf("import interrupted with %d of %d files unfinished; run it again to resume where it stopped", unfinished, len(files))
-	case failed > 0:
+	case resumable > 0:
 		return fmt.Errorf("%d of %d files failed; the rest were imported, and a rerun resumes the failed ones", failed, len(files))
+	case failed > 0:
+		return fmt.Errorf("%d of %d files could not be imported (above); the rest were imported", failed, len(files))
+	case refused > 0:
+		return fmt.Errorf("%s refused (IDs above): an export that gives a message of one channel to another is broken; the stored copies were kept", plural(refused, "message was", "messages were"))
 	case unreadable != nil:
 		return errors.New("some paths could not be read (above); everything else was imported")
 	}
 	return nil
+}
+
+// printFileResult prints what importing one file did.
+func (m *Main) printFileResult(r *ingest.FileResult) {
+	var extra []string
+	if r.Resumed > 0 {
+		extra = append(extra, fmt.Sprintf("resumed after %d", r.Resumed))
+	}
+	if r.Skipped > 0 {
+		// Tombstones: messages deleted (in Discord, or by `forget`) after
+		// an earlier import or sync are not brought back by an old export.
+		extra = append(extra, fmt.Sprintf("%d deleted since an earlier import, not brought back", r.Skipped))
+	}
+	if r.Truncated > 0 {
+		extra = append(extra, fmt.Sprintf("%d over the size limits kept cut (docs/operations.md)", r.Truncated))
+	}
+	line := fmt.Sprintf("%s: %d new, %d updated, %d unchanged", r.Path, r.Inserted, r.Updated, r.Unchanged)
+	if len(extra) > 0 {
+		line += ", " + strings.Join(extra, ", ")
+	}
+	fmt.Fprintln(m.Stdout, line)
+	if r.CountMismatch() {
+		fmt.Fprintf(m.Stderr, "warning: %s: the export says it holds %d messages but %d were read: it may be cut short or edited; export the channel again to be sure\n",
+			r.Path, r.Count, r.Read)
+	}
+	if r.Conflicts > 0 {
+		fmt.Fprintf(m.Stderr, "%s: %s refused, their IDs already stored in another channel (kept there): %v\n",
+			r.Path, plural(r.Conflicts, "message", "messages"), r.ConflictIDs)
+	}
+}
+
+// otherExports describes the exports in other formats a listing saw, or
+// is empty.
+func otherExports(by map[string]int) string {
+	var parts []string
+	for _, ext := range []string{".html", ".htm", ".csv", ".zip"} {
+		if n := by[ext]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, ext))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural is "1 file" or "2 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // fileProgress adds up progress within files into one byte count.

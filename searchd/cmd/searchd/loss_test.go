@@ -159,7 +159,10 @@ func TestImportInterrupted(t *testing.T) {
 		writeExport(t, filepath.Join(dir, "x", fmt.Sprintf("%d.json", i)), int64(10+i), someMessages(int64(1000*(i+1)), 20))
 	}
 	// A file that fails on its own is still reported.
-	os.WriteFile(filepath.Join(dir, "x", "0-bad.json"), []byte(`{"guild":`), 0o600)
+	bad := filepath.Join(dir, "x", "0-bad.json")
+	os.WriteFile(bad, []byte(`{"guild":`), 0o600)
+	// Files go oldest export first (ingest.ByExportTime): the bad one first.
+	os.Chtimes(bad, time.Now(), time.Now().Add(-time.Hour))
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
