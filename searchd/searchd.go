@@ -125,7 +125,7 @@ type BatchResult struct {
 	Updated   int
 	Unchanged int
 	Deleted   int
-	Skipped   int // tombstoned: deleted earlier, not brought back
+	Skipped   int // tombstoned (deleted earlier, not brought back) or by a member who opted out
 	Truncated int // cut to the limits of shared/api (Batch.Bound)
 	// Conflicts are messages whose ID is already stored in another
 	// channel: refused, the stored one kept (docs/design.md, "Import").

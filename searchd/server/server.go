@@ -143,6 +143,9 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/v1/catchup", s.Queries.wrap(s, s.handle(s.catchup)))
 	r.Get("/v1/backfill/{channel}", s.handle(s.backfill))
 	r.Put("/v1/backfill/{channel}", s.handle(s.setBackfill))
+	r.Get("/v1/optouts/{user}", s.handle(s.optOutStatus))
+	r.Put("/v1/optouts/{user}", s.handle(s.optOut))
+	r.Delete("/v1/optouts/{user}", s.handle(s.optIn))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))

@@ -152,14 +152,30 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if err := a.upsertPlaces(b); err != nil {
 		return res, err
 	}
-	if err := a.upsertAuthors(b.Messages); err != nil {
+	// Members who opted out: nothing of theirs is stored, names included.
+	out, err := optedOut(a.ctx, a.tx)
+	if err != nil {
+		return res, err
+	}
+	msgs := b.Messages
+	if len(out) > 0 {
+		msgs = nil
+		for _, m := range b.Messages {
+			if out[m.Author.ID] {
+				res.Skipped++
+			} else {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	if err := a.upsertAuthors(msgs); err != nil {
 		return res, err
 	}
 	// Store every message first, then place the new ones channel by
 	// channel in time order (placeFresh), whatever order they came in.
-	order := make([]*searchd.Message, len(b.Messages))
-	for i := range b.Messages {
-		order[i] = &b.Messages[i]
+	order := make([]*searchd.Message, len(msgs))
+	for i := range msgs {
+		order[i] = &msgs[i]
 	}
 	slices.SortStableFunc(order, func(x, y *searchd.Message) int {
 		return cmp.Or(cmp.Compare(x.ChannelID, y.ChannelID), cmp.Compare(x.CreatedAt, y.CreatedAt), cmp.Compare(x.ID, y.ID))

@@ -178,3 +178,21 @@ func DefaultSocket(dataDir string) string {
 	}
 	return filepath.Join(dataDir, "run", "searchd.sock")
 }
+
+// OptOut leaves a member out of the index and forgets their messages.
+func (c *Client) OptOut(ctx context.Context, user api.ID) (*api.OptOut, error) {
+	var out api.OptOut
+	return &out, c.do(ctx, "PUT", "/v1/optouts/"+user.String(), nil, nil, &out)
+}
+
+// OptIn lets a member's new messages into the index again.
+func (c *Client) OptIn(ctx context.Context, user api.ID) (*api.OptOut, error) {
+	var out api.OptOut
+	return &out, c.do(ctx, "DELETE", "/v1/optouts/"+user.String(), nil, nil, &out)
+}
+
+// OptOutStatus says whether a member has opted out.
+func (c *Client) OptOutStatus(ctx context.Context, user api.ID) (*api.OptOut, error) {
+	var out api.OptOut
+	return &out, c.do(ctx, "GET", "/v1/optouts/"+user.String(), nil, nil, &out)
+}

@@ -196,6 +196,10 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 					add(true, "embeddings: all %d segments and %d messages current", c.Segments, c.Messages)
 				}
 			}
+			// How many, never who: that is each member's own business.
+			if n, err := db.OptOuts(ctx); err == nil {
+				add(true, "opt-outs: %d member(s) asked to be left out (their messages are forgotten and not indexed)", n)
+			}
 			if name, _ := db.Meta(ctx, "embedding_model"); name != "" && cfg.Model != "" {
 				if mc, err := embed.LoadConfig(cfg.Model); err == nil && mc.Name != name {
 					add(false, "the database holds vectors of %s but --model is %s (fix: searchd reindex)", name, mc.Name)
