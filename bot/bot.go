@@ -68,6 +68,9 @@ type Searchd interface {
 	Message(ctx context.Context, id api.ID, before, after int) (*api.MessageContext, error)
 	Backfill(context.Context, api.ID) (*api.Backfill, error)
 	SetBackfill(context.Context, *api.Backfill) error
+	OptOut(context.Context, api.ID) (*api.OptOut, error)
+	OptIn(context.Context, api.ID) (*api.OptOut, error)
+	OptOutStatus(context.Context, api.ID) (*api.OptOut, error)
 }
 
 var _ Searchd = (*client.Client)(nil)

@@ -45,6 +45,7 @@ var commands = []dapi.CreateCommandData{
 		},
 	},
 	{Name: cmdRelated, Type: discord.MessageCommand},
+	optOutCommands[0], optOutCommands[1],
 }
 
 // registerCommands puts the commands on a guild (guild commands appear at
@@ -83,6 +84,7 @@ func (b *Bot) appID() (discord.AppID, error) {
 
 // reply is what an interaction's deferred answer becomes.
 type reply struct {
+	content    string
 	embeds     []discord.Embed
 	components discord.ContainerComponents
 }
@@ -116,6 +118,10 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 			run = func(ctx context.Context) (*reply, error) { return b.catchup(ctx, e, d) }
 		case cmdRelated:
 			run = func(ctx context.Context) (*reply, error) { return b.related(ctx, e, d) }
+		case cmdOptOut:
+			run = func(ctx context.Context) (*reply, error) { return b.optOutPrompt(ctx, e) }
+		case cmdOptIn:
+			run = func(ctx context.Context) (*reply, error) { return b.optIn(ctx, e) }
 		}
 	case *discord.ButtonInteraction:
 		if key, ok := strings.CutPrefix(string(d.CustomID), morePrefix); ok {
@@ -131,6 +137,13 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 			}
 			update = true
 			run = func(ctx context.Context) (*reply, error) { return b.more(ctx, e, pg) }
+		} else if choice, member, ok := optOutButton(string(d.CustomID)); ok {
+			if member != sender(e) {
+				b.respondLine(e, "Only the member who asked can confirm their opt-out.")
+				return
+			}
+			update = true
+			run = func(ctx context.Context) (*reply, error) { return b.optOut(ctx, member, choice) }
 		}
 	}
 	if run == nil {
@@ -165,9 +178,10 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		edit.Embeds = &[]discord.Embed{}
 		edit.Components = &discord.ContainerComponents{}
 	} else {
-		edit.Content = option.NewNullableString("")
-		edit.Embeds = &r.embeds
-		edit.Components = &r.components
+		// Empty, not null: a reply of words alone clears a page's embeds and buttons.
+		embeds, components := append([]discord.Embed{}, r.embeds...), append(discord.ContainerComponents{}, r.components...)
+		edit.Content = option.NewNullableString(r.content)
+		edit.Embeds, edit.Components = &embeds, &components
 	}
 	if _, err := b.state.EditInteractionResponse(e.AppID, e.Token, edit); err != nil {
 		b.log.Error("cannot send an answer", "command", commandName(e), "err", err)

@@ -1,0 +1,97 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	dapi "github.com/diamondburned/arikawa/v3/api"
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/gateway"
+
+	"dsearch/shared/api"
+)
+
+// Opting out: a member asks to be left out of the index. /optout asks
+// first (forgetting cannot be undone); its buttons carry the member's ID,
+// so that only they can confirm. /optin is the way back for what they
+// post from then on.
+const (
+	cmdOptOut     = "optout"
+	cmdOptIn      = "optin"
+	optOutPrefix  = "optout:"
+	optOutConfirm = "yes"
+	optOutCancel  = "no"
+)
+
+var optOutCommands = []dapi.CreateCommandData{
+	{Name: cmdOptOut, Description: "Leave dsearch's index: forget your messages and stop indexing them (asks first)"},
+	{Name: cmdOptIn, Description: "Let dsearch index what you post from now on, after /optout"},
+}
+
+// optOutPrompt asks the member to confirm, with what it will do.
+func (b *Bot) optOutPrompt(ctx context.Context, e *gateway.InteractionCreateEvent) (*reply, error) {
+	who := sender(e)
+	st, err := b.searchd.OptOutStatus(ctx, api.ID(who))
+	if err != nil {
+		return nil, err
+	}
+	if st.OptedOut {
+		return &reply{content: "You have already opted out: dsearch keeps none of your messages. /optin lets what you post from now on in again."}, nil
+	}
+	button := func(style discord.ButtonComponentStyle, label, choice string) *discord.ButtonComponent {
+		return &discord.ButtonComponent{Style: style, Label: label, CustomID: discord.ComponentID(optOutPrefix + choice + ":" + who.String())}
+	}
+	return &reply{
+		content: "Opting out makes dsearch forget every message of yours it holds, in every server it indexes, with every name " +
+			"you were seen under, and index nothing you post from now on. Nobody can find, see or get a summary of your " +
+			"messages through it any more. Forgotten messages cannot be brought back; /optin later lets only new ones in.",
+		components: discord.ContainerComponents{&discord.ActionRowComponent{
+			button(discord.DangerButtonStyle(), "Forget my messages", optOutConfirm),
+			button(discord.SecondaryButtonStyle(), "Cancel", optOutCancel),
+		}},
+	}, nil
+}
+
+// optOutButton parses a confirmation button's custom ID: the choice and
+// whose it is.
+func optOutButton(id string) (choice string, member discord.UserID, ok bool) {
+	rest, ok := strings.CutPrefix(id, optOutPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	choice, who, _ := strings.Cut(rest, ":")
+	s, err := discord.ParseSnowflake(who)
+	if err != nil || (choice != optOutConfirm && choice != optOutCancel) {
+		return "", 0, false
+	}
+	return choice, discord.UserID(s), true
+}
+
+// optOut carries out a confirmed opt-out, or a cancelled one.
+func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string) (*reply, error) {
+	if choice == optOutCancel {
+		return &reply{content: "Nothing changed: dsearch still indexes your messages."}, nil
+	}
+	res, err := b.searchd.OptOut(ctx, api.ID(member))
+	if err != nil {
+		return nil, err
+	}
+	return &reply{content: fmt.Sprintf("Done: dsearch forgot %d of your messages and will not index what you post. "+
+		"/optin lets new messages in again.", res.Forgotten)}, nil
+}
+
+// optIn is the way back, for new messages.
+func (b *Bot) optIn(ctx context.Context, e *gateway.InteractionCreateEvent) (*reply, error) {
+	st, err := b.searchd.OptOutStatus(ctx, api.ID(sender(e)))
+	if err != nil {
+		return nil, err
+	}
+	if !st.OptedOut {
+		return &reply{content: "You have not opted out; nothing changed."}, nil
+	}
+	if _, err := b.searchd.OptIn(ctx, api.ID(sender(e))); err != nil {
+		return nil, err
+	}
+	return &reply{content: "dsearch will index what you post from now on. The messages forgotten when you opted out stay forgotten."}, nil
+}

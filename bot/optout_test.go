@@ -1,0 +1,124 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// buttons lists a reply's button custom IDs.
+func buttons(edit map[string]any) []string {
+	b, _ := json.Marshal(edit["components"])
+	var rows []struct {
+		Components []struct {
+			CustomID string `json:"custom_id"`
+		} `json:"components"`
+	}
+	json.Unmarshal(b, &rows)
+	var out []string
+	for _, r := range rows {
+		for _, c := range r.Components {
+			out = append(out, c.CustomID)
+		}
+	}
+	return out
+}
+
+// A member opts out with /optout and its confirmation: their messages are
+// forgotten and stay so through backfill, what they post is not indexed,
+// nobody's answer shows or names them; /optin lets new messages in.
+func TestOptOut(t *testing.T) {
+	e := setup(t)
+	total := int64(len(history()))
+	e.backfilled(total)
+	ctx := context.Background()
+	var bobs []discord.Message
+	for _, m := range history() {
+		if m.Author.ID == bob {
+			bobs = append(bobs, m)
+		}
+	}
+	optout := map[string]any{"id": "9010", "name": "optout", "type": 1}
+
+	// The prompt is private and asks first; only bob may answer it.
+	cb, edit, _ := e.interaction(bob, 2, optout)
+	if cb["data"].(map[string]any)["flags"] != 64.0 || !strings.Contains(fmt.Sprint(edit["content"]), "cannot be brought back") {
+		t.Fatalf("the prompt: %v %v", cb, edit)
+	}
+	choices := buttons(edit)
+	if len(choices) != 2 {
+		t.Fatalf("the prompt's buttons: %v", choices)
+	}
+	yes, no := choices[0], choices[1]
+	if cb, _, _ := e.interaction(alice, 3, map[string]any{"custom_id": yes, "component_type": 2}); cb["type"] != 4.0 ||
+		!strings.Contains(fmt.Sprint(cb["data"]), "Only the member who asked") {
+		t.Errorf("alice confirmed bob's opt-out: %v", cb)
+	}
+	_, edit, _ = e.interaction(bob, 3, map[string]any{"custom_id": no, "component_type": 2})
+	if !strings.Contains(fmt.Sprint(edit["content"]), "Nothing changed") || len(buttons(edit)) != 0 {
+		t.Errorf("cancel: %v", edit)
+	}
+	if st, _ := e.c.Stats(ctx); st.Messages != total {
+		t.Fatalf("cancel forgot something: %d messages", st.Messages)
+	}
+
+	// Confirmed: bob's messages are gone.
+	_, edit, _ = e.interaction(bob, 2, optout)
+	_, edit, _ = e.interaction(bob, 3, map[string]any{"custom_id": buttons(edit)[0], "component_type": 2})
+	if want := fmt.Sprintf("forgot %d of your messages", len(bobs)); !strings.Contains(fmt.Sprint(edit["content"]), want) || len(buttons(edit)) != 0 {
+		t.Errorf("confirmed: %v, want %q", edit, want)
+	}
+	for _, m := range bobs {
+		if _, err := e.c.Message(ctx, api.ID(m.ID), 0, 0); err == nil {
+			t.Errorf("bob's message %d is still served", m.ID)
+		}
+	}
+	// Nobody's answer shows or names him.
+	_, edit, _ = e.interaction(alice, 2, query("what did bob say about the boiler and the plumber?"))
+	if text := embedText(edit); strings.Contains(text, "Bob") || strings.Contains(text, "<@602>") || strings.Contains(text, "plumber says") {
+		t.Errorf("alice's answer shows bob after he opted out: %s", text)
+	}
+	// A new message of his is not indexed; alice's, sent after it, is.
+	his := message(general, user(bob, "bob"), t0.Add(400*24*time.Hour), "bob's new words")
+	hers := message(general, user(alice, "alice"), t0.Add(400*24*time.Hour+time.Minute), "alice's new words")
+	e.discord.Dispatch("MESSAGE_CREATE", his)
+	e.discord.Dispatch("MESSAGE_CREATE", hers)
+	waitFor(t, "alice's message", func() bool { _, err := e.c.Message(ctx, api.ID(hers.ID), 0, 0); return err == nil })
+	if _, err := e.c.Message(ctx, api.ID(his.ID), 0, 0); err == nil {
+		t.Error("bob's new message was indexed after he opted out")
+	}
+	// A backfill from the start does not bring his history back.
+	if err := e.c.SetBackfill(ctx, &api.Backfill{Channel: general}); err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := e.bot.state.Channel(general)
+	if _, err := e.bot.backfillChannel(ctx, *ch); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := e.c.Stats(ctx); st.Messages != total-int64(len(bobs))+1 {
+		t.Errorf("after a fresh backfill: %d messages, want %d", st.Messages, total-int64(len(bobs))+1)
+	}
+
+	// The way back: what he posts from now on is indexed.
+	_, edit, _ = e.interaction(bob, 2, map[string]any{"id": "9011", "name": "optin", "type": 1})
+	if !strings.Contains(fmt.Sprint(edit["content"]), "from now on") {
+		t.Errorf("optin: %v", edit)
+	}
+	back := message(general, user(bob, "bob"), t0.Add(401*24*time.Hour), "bob is back")
+	e.discord.Dispatch("MESSAGE_CREATE", back)
+	waitFor(t, "bob's message after opting in", func() bool { _, err := e.c.Message(ctx, api.ID(back.ID), 0, 0); return err == nil })
+	if _, edit, _ = e.interaction(bob, 2, map[string]any{"id": "9011", "name": "optin", "type": 1}); !strings.Contains(fmt.Sprint(edit["content"]), "not opted out") {
+		t.Errorf("optin twice: %v", edit)
+	}
+	// The log has counts, never who.
+	if log := e.log.String(); strings.Contains(log, "602") {
+		t.Errorf("the bot's log names who opted out:\n%s", log)
+	}
+}
