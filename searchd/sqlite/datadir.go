@@ -46,7 +46,8 @@ func prepareDir(dir string) error {
 // Lock is a held data directory lock.
 type Lock struct{ f *os.File }
 
-// LockDir takes the data directory's exclusive lock, an flock on
+// LockDir takes the data directory's exclusive lock (and completes a
+// restore that was cut short, see Restore), an flock on
 // DATA/lock that the kernel drops when the process ends, however it
 // ends. searchd serve holds it for its life, so a second daemon on the
 // same database (behind another socket) is refused, and restore takes it
@@ -77,6 +78,18 @@ func LockDir(dir string) (*Lock, error) {
 	// The holder's pid, for the message above; the lock is the flock.
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	// A restore cut short is completed by whoever holds the lock next,
+	// before anything opens the database.
+	j, err := pendingRestore(dir)
+	if err == nil && j != nil {
+		if err = completeRestore(dir, *j); err != nil {
+			err = fmt.Errorf("completing a restore that was cut short: %w", err)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
 	return &Lock{f: f}, nil
 }

@@ -47,6 +47,9 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
+	if err := settleRestore(dir); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, FileName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -79,6 +82,26 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// settleRestore makes sure no restore is midway before the database is
+// opened (or created): a journaled one is completed under the data
+// directory's lock (refused while another process holds it: a restore
+// running now); one an older version left without a journal is refused.
+// A process that holds the lock itself (serve) completed it in LockDir.
+func settleRestore(dir string) error {
+	j, err := pendingRestore(dir)
+	if err != nil {
+		return err
+	}
+	if j != nil {
+		lock, err := LockDir(dir)
+		if err != nil {
+			return fmt.Errorf("a restore of %s is in progress or was cut short: %w", j.Backup, err)
+		}
+		lock.Release()
+	}
+	return checkNoRestoreLeft(dir)
 }
 
 // fillKeywordIndex indexes the messages stored before the keyword index

@@ -3,12 +3,15 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -17,16 +20,42 @@ import (
 // a crashed process's WAL is replayed onto it and corrupts it.
 var walFiles = []string{"-wal", "-shm", "-journal"}
 
+// journalName is the restore journal in the data directory: it exists
+// from the moment Restore starts to move files until the restored
+// database has its name, and says where the old one goes. Whoever next
+// takes the data directory's lock (LockDir: serve, restore, or Open
+// itself) completes that restore before anything opens the database.
+const journalName = "restore-journal"
+
+// restoreJournal is what the journal holds.
+type restoreJournal struct {
+	Kept   string `json:"kept"`   // the old database's new name, in the data directory
+	Backup string `json:"backup"` // what is being restored, for messages
+}
+
+// restoreStep, when set (tests), runs after each step of a restore; a
+// panic there is a crash at that point.
+var restoreStep func(step string)
+
+func step(name string) {
+	if restoreStep != nil {
+		restoreStep(name)
+	}
+}
+
 // Restore replaces the database in dir with a copy of the backup file,
 // and returns where the previous database was kept ("" if there was
 // none). It holds the data directory's lock, so it refuses while a
 // searchd serve runs. The backup is copied beside the database and
 // checked (integrity, and that it is dsearch's) before anything is
-// touched; then the old database moves aside with its own -wal and -shm
-// (a pair SQLite can still open), the copy takes its name, and the
-// result is opened, migrated and checked again.
+// touched. Then a journal is written, the old database moves aside with
+// its own -wal and -shm (a pair SQLite can still open), the copy takes
+// its name and the journal goes; a crash anywhere in between is completed
+// by the next LockDir or Open (completeRestore), never left as a missing
+// database or a WAL beside the wrong file. The result is opened, migrated
+// and checked again.
 func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
-	lock, err := LockDir(dir)
+	lock, err := LockDir(dir) // completes an earlier restore cut short
 	if err != nil {
 		return "", err
 	}
@@ -43,27 +72,21 @@ func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
 		return "", fmt.Errorf("restore: backup %s: %w", backup, err)
 	}
 	removeWAL(tmp) // what the check may have left beside tmp (no data: it only read)
-	kept = dst + ".before-restore-" + time.Now().UTC().Format("20060102T150405Z")
-	for i := 2; exists(kept); i++ { // never over an earlier restore's
-		kept = fmt.Sprintf("%s.before-restore-%s-%d", dst, time.Now().UTC().Format("20060102T150405Z"), i)
-	}
-	moved := false
-	for _, suffix := range append([]string{""}, walFiles...) {
-		switch err := os.Rename(dst+suffix, kept+suffix); {
-		case err == nil:
-			moved = true
-		case !errors.Is(err, fs.ErrNotExist):
-			return "", fmt.Errorf("restore: keeping the old database: %w", err)
+	step("copied")
+	if exists(dst) {
+		kept = dst + ".before-restore-" + time.Now().UTC().Format("20060102T150405Z")
+		for i := 2; exists(kept); i++ { // never over an earlier restore's
+			kept = fmt.Sprintf("%s.before-restore-%s-%d", dst, time.Now().UTC().Format("20060102T150405Z"), i)
 		}
 	}
-	if !moved {
-		kept = ""
+	j := restoreJournal{Kept: filepath.Base(kept), Backup: backup}
+	if err := writeJournal(dir, j); err != nil {
+		removeWithWAL(tmp)
+		return "", fmt.Errorf("restore: %w", err)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return kept, fmt.Errorf("restore: %w", err)
-	}
-	if err := syncFile(dir); err != nil {
-		return kept, fmt.Errorf("restore: %w", err)
+	step("journal")
+	if err := completeRestore(dir, j); err != nil {
+		return kept, fmt.Errorf("restore: %w (the next searchd start completes it)", err)
 	}
 	db, err := Open(ctx, dir)
 	if err != nil {
@@ -74,6 +97,107 @@ func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
 		return kept, fmt.Errorf("restore: the restored database fails its check: %s %v", res, err)
 	}
 	return kept, nil
+}
+
+// completeRestore carries a journaled restore through: every file of the
+// old database (its WAL files first, so none is ever left beside the new
+// one) moves to the kept name, the checked copy takes the database's
+// name, and the journal goes. Each step is a rename that a repeat skips
+// once done, so a crash at any point is completed by running it again;
+// the copy was synced and checked before the journal was written.
+func completeRestore(dir string, j restoreJournal) error {
+	dst := filepath.Join(dir, FileName)
+	tmp := dst + ".restoring"
+	if exists(tmp) {
+		for _, suffix := range append(slices.Clone(walFiles), "") {
+			if !exists(dst + suffix) {
+				continue
+			}
+			if j.Kept == "" { // there was no database; a WAL without one is nobody's
+				if err := os.Remove(dst + suffix); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := os.Rename(dst+suffix, filepath.Join(dir, j.Kept)+suffix); err != nil {
+				return fmt.Errorf("keeping the old database: %w", err)
+			}
+			step("moved" + suffix)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			return err
+		}
+		step("renamed")
+	}
+	if err := syncFile(dir); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return syncFile(dir)
+}
+
+// writeJournal stores j durably: written, synced, renamed, and the
+// directory synced.
+func writeJournal(dir string, j restoreJournal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, journalName+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, journalName)); err != nil {
+		return err
+	}
+	return syncFile(dir)
+}
+
+// pendingRestore reads the journal of a restore cut short, if any.
+func pendingRestore(dir string) (*restoreJournal, error) {
+	data, err := os.ReadFile(filepath.Join(dir, journalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var j restoreJournal
+	if err := json.Unmarshal(data, &j); err != nil || strings.Contains(j.Kept, "/") {
+		return nil, fmt.Errorf("the restore journal %s is unreadable (%v); move the files by hand (docs/operations.md)", filepath.Join(dir, journalName), err)
+	}
+	return &j, nil
+}
+
+// ErrRestoreCutShort means the data directory has what a restore leaves
+// midway but no journal to complete it (an older searchd's restore was
+// cut short): no database is created there, as that would hide it.
+var ErrRestoreCutShort = errors.New("a restore was cut short")
+
+// checkNoRestoreLeft refuses a data directory without a database where
+// a restore's copy or the database it moved aside lies: creating an
+// empty database there would serve nothing without a word.
+func checkNoRestoreLeft(dir string) error {
+	dst := filepath.Join(dir, FileName)
+	if exists(dst) {
+		return nil
+	}
+	left, _ := filepath.Glob(dst + ".before-restore-*")
+	if exists(dst + ".restoring") {
+		left = append(left, dst+".restoring")
+	}
+	for _, p := range left {
+		if !strings.HasSuffix(p, "-wal") && !strings.HasSuffix(p, "-shm") && !strings.HasSuffix(p, "-journal") {
+			return fmt.Errorf("%w: %s has no %s but holds %s; run searchd restore again (or rename the database you want to %s)",
+				ErrRestoreCutShort, dir, FileName, filepath.Base(p), FileName)
+		}
+	}
+	return nil
 }
 
 // checkBackup opens path alone (no migrations) and requires SQLite's

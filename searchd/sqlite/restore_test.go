@@ -224,3 +224,167 @@ func TestRestoreTwiceKeepsBoth(t *testing.T) {
 		t.Errorf("kept %s and %s", first, second)
 	}
 }
+
+// crashedData makes a data directory whose database (302 messages) was
+// left by a killed searchd, most of it still in its WAL, and a backup of
+// its first 2 messages.
+func crashedData(t *testing.T) (data, backup string) {
+	t.Helper()
+	ctx := context.Background()
+	data = filepath.Join(t.TempDir(), "data")
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, many(1, 2)...)
+	backup = filepath.Join(t.TempDir(), "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, many(100, 300)...)
+	path := filepath.Join(data, FileName)
+	saved := map[string][]byte{}
+	for _, s := range []string{"-wal", "-shm"} {
+		if saved[s], err = os.ReadFile(path + s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	for s, b := range saved {
+		os.WriteFile(path+s, b, 0o600)
+	}
+	return data, backup
+}
+
+// messagesIn opens a copy of a database file with its WAL files (as a
+// person would, to look at a kept database) and counts its messages.
+func messagesIn(t *testing.T, path string) int64 {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "copy")
+	os.Mkdir(dir, 0o700)
+	for _, s := range []string{"", "-wal", "-shm"} {
+		if b, err := os.ReadFile(path + s); err == nil {
+			os.WriteFile(filepath.Join(dir, FileName+s), b, 0o600)
+		}
+	}
+	db, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.QuickCheck(context.Background()); err != nil || res != "ok" {
+		t.Fatalf("%s: %s %v", path, res, err)
+	}
+	st, err := db.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Messages
+}
+
+// A restore killed at any step is completed by the next command that
+// opens the database (stats, serve, import): the restored database is in
+// place, the old one is kept whole with its own WAL, and no command ever
+// finds the data directory without a database and makes an empty one.
+func TestRestoreCutShortAtEveryStep(t *testing.T) {
+	defer func() { restoreStep = nil }()
+	for _, at := range []string{"copied", "journal", "moved-wal", "moved-shm", "moved", "renamed"} {
+		t.Run(at, func(t *testing.T) {
+			ctx := context.Background()
+			data, backup := crashedData(t)
+			crashed := false
+			restoreStep = func(step string) {
+				if step == at {
+					crashed = true
+					panic("killed")
+				}
+			}
+			func() {
+				defer func() { recover() }()
+				Restore(ctx, data, backup)
+			}()
+			restoreStep = nil
+			if !crashed {
+				t.Fatalf("the restore never reached %q", at)
+			}
+			db, err := Open(ctx, data) // the next command
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := db.Stats(ctx)
+			db.Close()
+			want := int64(2) // restored
+			if at == "copied" {
+				want = 302 // nothing was touched yet
+			}
+			if err != nil || st.Messages != want {
+				t.Fatalf("after a restore killed at %q: %d messages (%v), want %d", at, st.Messages, err, want)
+			}
+			if exists(filepath.Join(data, journalName)) {
+				t.Error("the journal is still there")
+			}
+			if at != "copied" {
+				kept, _ := filepath.Glob(filepath.Join(data, FileName+".before-restore-*[0-9TZ]"))
+				if len(kept) != 1 {
+					t.Fatalf("kept databases: %v", kept)
+				}
+				if n := messagesIn(t, kept[0]); n != 302 {
+					t.Errorf("the kept database holds %d messages, want 302 (its WAL with it)", n)
+				}
+			}
+		})
+	}
+}
+
+// A data directory where an older version's restore stopped midway (its
+// copy and the moved database, no dsearch.db, no journal) is refused by
+// Open rather than given a new empty database; so is one where a restore
+// is running now in another process.
+func TestOpenNeverCreatesADatabaseMidRestore(t *testing.T) {
+	ctx := context.Background()
+	data, backup := crashedData(t)
+	dst := filepath.Join(data, FileName)
+	if err := copyFile(backup, dst+".restoring"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Rename(dst+s, dst+".before-restore-20250101T000000Z"+s)
+	}
+	if db, err := Open(ctx, data); err == nil || !errors.Is(err, ErrRestoreCutShort) {
+		if db != nil {
+			db.Close()
+		}
+		t.Errorf("Open where a restore stopped midway: %v", err)
+	}
+	if exists(dst) {
+		t.Error("an empty database was created where a restore stopped")
+	}
+
+	// A restore in progress: it holds the lock and its journal is written.
+	lock, err := LockDir(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJournal(data, restoreJournal{Kept: FileName + ".before-restore-20250101T000000Z", Backup: backup}); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := Open(ctx, data); err == nil || !errors.Is(err, ErrLocked) {
+		if db != nil {
+			db.Close()
+		}
+		t.Errorf("Open during a restore: %v", err)
+	}
+	if exists(dst) {
+		t.Error("a database was created during a restore")
+	}
+	lock.Release()
+	// The restore's process died: the next Open completes it.
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if st, _ := db.Stats(ctx); st.Messages != 2 {
+		t.Errorf("after completing the restore: %+v", st)
+	}
+}
