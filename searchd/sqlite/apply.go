@@ -27,12 +27,18 @@ type Checkpoint struct {
 // in segments as an in-order import would place them, whatever order they
 // arrive in (placeFresh): incrementally when they follow the channel's
 // latest, else by re-segmenting from the earliest of them as far as that
-// changes anything. cp, if not nil, is saved in the same transaction. Texts
+// changes anything. cp, if not nil, is saved in the same transaction, and
+// then the commit is not synced (writeBulk); without one, Apply returns
+// once the batch is durable. Texts
 // over the limits of shared/api are cut first, in b (searchd.Batch.Bound).
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
 	truncated := b.Bound() // every way in passes here: nothing stored grows without bound
 	var res searchd.BatchResult
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	write := db.write // acknowledged to a client: durable
+	if cp != nil {
+		write = db.writeBulk // an import: it resumes from the last checkpoint on disk
+	}
+	err := write(ctx, func(tx *sql.Tx) error {
 		a, err := newApplier(ctx, tx, rules, db.now().UnixMicro())
 		if err != nil {
 			return err

@@ -58,9 +58,10 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	f.Close()
 	// Pragmas in the DSN apply to every pooled connection; _txlock makes
 	// BEGIN take the write lock up front, so writers queue on busy_timeout
-	// instead of failing to upgrade a read lock.
+	// instead of failing to upgrade a read lock. synchronous(FULL): a
+	// commit is on disk when it returns (write, writeBulk).
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -236,17 +237,52 @@ func setMeta(ctx context.Context, tx *sql.Tx, key, value string) error {
 	return err
 }
 
-// write runs fn in a write transaction, committing if it returns nil.
+// write runs fn in a write transaction, committing if it returns nil,
+// and returns once the commit is durable (synchronous=FULL syncs the WAL
+// at COMMIT): what searchd acknowledges (a batch of messages, edits and
+// deletions, a forget, a checkpoint) survives a power cut.
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.writeSync(ctx, "FULL", fn)
+}
+
+// writeBulk is write for what may be lost to a power cut because it is
+// made again: an import's batches (each commits with its file's
+// checkpoint, so a rerun resumes after the last one on disk), vectors and
+// caches (recomputed). synchronous=NORMAL keeps the WAL unsynced until a
+// checkpoint, which is what makes an import fast; the database stays
+// consistent either way.
+func (db *DB) writeBulk(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.writeSync(ctx, "NORMAL", fn)
+}
+
+// beforeCommit, when set (tests), sees each write transaction before it
+// commits.
+var beforeCommit func(*sql.Tx)
+
+func (db *DB) writeSync(ctx context.Context, level string, fn func(*sql.Tx) error) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	tx, err := db.db.BeginTx(ctx, nil)
+	// The level is the connection's, read at COMMIT: set it on the one
+	// connection the transaction runs on, every time, so no pooled
+	// connection keeps another write's level.
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+level); err != nil {
+		return err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if beforeCommit != nil {
+		beforeCommit(tx)
 	}
 	return tx.Commit()
 }
