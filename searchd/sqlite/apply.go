@@ -446,7 +446,17 @@ func (a *applier) fillFromStored(m *searchd.Message) error {
 // the row directly: loading the span here would cache bounds that a
 // re-segmentation later in the batch must compute afresh.
 func (a *applier) touchSegmentOf(msg int64) error {
-	_, err := a.exec(`UPDATE segments SET revision = revision + 1 WHERE id = (SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg)
+	if _, err := a.exec(`UPDATE segments SET revision = revision + 1 WHERE id = (SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg); err != nil {
+		return err
+	}
+	return a.dropSummaryOf(`(SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg)
+}
+
+// dropSummaryOf deletes the cached catch-up summary of the segment the
+// subquery names: a stale one is never shown, but it would keep on disk
+// what an edit, a deletion or an opt-out took away.
+func (a *applier) dropSummaryOf(segment string, arg int64) error {
+	_, err := a.exec(`DELETE FROM segment_summaries WHERE segment_id = `+segment, arg)
 	return err
 }
 
@@ -487,6 +497,9 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 			return err
 		}
 		s.recount = true
+		if err := a.dropSummaryOf(`?`, seg); err != nil {
+			return err
+		}
 	}
 	return nil
 }

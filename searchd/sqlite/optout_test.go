@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"dsearch/searchd"
 	"dsearch/searchd/segment"
 )
 
@@ -64,4 +65,43 @@ func TestOptOut(t *testing.T) {
 		t.Error("still opted out")
 	}
 	checkSegments(t, db)
+}
+
+// A cached catch-up summary goes with a deletion or an edit of a message
+// it summarized: stale ones are never shown, but they would keep on disk
+// what was taken away.
+func TestSummaryGoesWithItsText(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	apply(t, db, msg(1, 0, 0), msg(2, time.Minute, 0), msg(3, 2*time.Minute, 0))
+	m, err := db.Message(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries := func() int {
+		var n int
+		if err := db.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM segment_summaries`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	save := func() {
+		if err := db.SaveSummary(ctx, m.SegmentID, "model", Summary{Text: "what message 2 said"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save()
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{2}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := summaries(); n != 0 {
+		t.Errorf("a deletion left %d cached summaries", n)
+	}
+	save()
+	edit := msg(3, 2*time.Minute, 0)
+	edit.Content, edit.EditedAt = "changed my mind", t0.Add(time.Hour).UnixMicro()
+	apply(t, db, edit)
+	if n := summaries(); n != 0 {
+		t.Errorf("an edit left %d cached summaries", n)
+	}
 }
