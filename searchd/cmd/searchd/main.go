@@ -59,7 +59,7 @@ func NewMain() *Main { return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Yield:
 func (m *Main) subcommands() []*ffcli.Command {
 	return []*ffcli.Command{
 		m.serveCmd(), m.importCmd(), m.embedCmd(), m.reindexCmd(), m.statsCmd(), m.segmentCmd(),
-		m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(),
+		m.statusCmd(), m.modelCmd(), m.searchCmd(), m.queryCmd(), m.catchupCmd(), m.evalCmd(), m.trainCmd(),
 		m.backupCmd(), m.restoreCmd(), m.forgetCmd(), m.doctorCmd(),
 	}
 }

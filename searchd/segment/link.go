@@ -1,0 +1,385 @@
+package segment
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// The reply-link model: each spoken message gets one answer to "who is
+// my parent?", chosen among the channel's recent spoken messages, or "none:
+// it starts a conversation". Conversations are the connected links, so a
+// message joins its parent's conversation. This is the blog's plan, with
+// the Ubuntu IRC disentanglement corpus's human links as the teacher
+// (Kummerfeld et al. 2019; see docs/segmentation.md and `searchd train
+// linker`).
+
+// Line is what the linker knows of a spoken message: who wrote it when,
+// whom it names, and its words. Segment is the conversation a placed line
+// joined (0 for the line being placed).
+type Line struct {
+	ID, At, Author int64 // At in µs
+	Mentions       []int64
+	Words          []uint64 // distinct content words, hashed, sorted
+	Question       bool
+	Length         int // words
+	Shift          bool // opens with a change of subject ("btw", "근데")
+	Segment        int64
+	Name           uint64 // the author's name, hashed as a word
+}
+
+func hash(w string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(w))
+	return h.Sum64()
+}
+
+// named returns m with the candidates' authors whose names it uses as a
+// word added to its mentions.
+func named(m *Line, cands []Line) *Line {
+	out := m
+	for i := range cands {
+		c := &cands[i]
+		if c.Name == 0 || c.Author == m.Author || slices.Contains(out.Mentions, c.Author) {
+			continue
+		}
+		if _, found := slices.BinarySearch(m.Words, c.Name); found {
+			if out == m {
+				cp := *m
+				cp.Mentions = slices.Clone(m.Mentions)
+				out = &cp
+			}
+			out.Mentions = append(out.Mentions, c.Author)
+		}
+	}
+	return out
+}
+
+// NewLine describes a message for the linker: name is its author's name
+// (a name used as a word in a later line counts as naming them: IRC's
+// convention, and how friends address each other without a Discord
+// mention).
+func NewLine(id, at, author int64, name, content string, mentions []int64) Line {
+	l := Line{ID: id, At: at, Author: author, Mentions: mentions}
+	if w := tokens(name); len(w) > 0 && len([]rune(w[0])) >= 2 {
+		l.Name = hash(w[0])
+	}
+	words := tokens(content)
+	l.Length = len(words)
+	for _, w := range words {
+		if len(w) < 3 && !isHangulWord(w) || stopwords[w] {
+			continue
+		}
+		l.Words = append(l.Words, hash(w))
+	}
+	slices.Sort(l.Words)
+	l.Words = slices.Compact(l.Words)
+	t := strings.TrimSpace(content)
+	l.Question = strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？") || strings.Contains(t, "? ")
+	if len(words) > 0 {
+		l.Shift = shiftWords[words[0]] || len(words) > 1 && shiftWords[words[0]+" "+words[1]] ||
+			len(words) > 1 && (words[0] == "oh" || words[0] == "아") && shiftWords[words[1]]
+	}
+	return l
+}
+
+func tokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+}
+
+func isHangulWord(w string) bool {
+	for _, r := range w {
+		if unicode.Is(unicode.Hangul, r) {
+			return len([]rune(w)) >= 2
+		}
+	}
+	return false
+}
+
+// stopwords are English function words too common to say two lines share
+// a subject.
+var stopwords = setOf("the", "and", "for", "you", "your", "are", "was", "but", "not", "with", "have", "has",
+	"that", "this", "what", "how", "can", "any", "all", "just", "get", "got", "its", "it's", "i'm", "don't",
+	"there", "then", "than", "they", "them", "from", "will", "would", "should", "could", "when", "where",
+	"which", "who", "why", "yes", "yeah", "now", "one", "out", "about", "does", "did", "had", "been",
+	"also", "some", "use", "know", "like", "try", "see", "think", "want", "need", "thanks", "thank", "ok",
+	"okay", "well", "too", "very", "here", "more", "into", "still", "only", "really", "lol")
+
+// shiftWords open a line that changes the subject.
+var shiftWords = setOf("btw", "by the", "anyway", "anyways", "unrelated", "offtopic", "ot", "speaking",
+	"근데", "그런데", "그나저나", "아무튼", "암튼", "참", "맞다")
+
+func setOf(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+func shared(a, b []uint64) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
+}
+
+// Feature names, in the order of the model's weights.
+var (
+	LinkFeatures = []string{"bias", "log minutes since", "previous line", "2 back", "3 back", "4-6 back", "7-15 back", "16+ back",
+		"same author", "names candidate's author", "candidate names author", "names someone else", "candidate names someone else",
+		"candidate's author's last line", "author's own last line", "shared words (log)", "shares a word",
+		"candidate asks, other author", "asks", "candidate's author named author lately", "author named candidate's author lately",
+		"author is in candidate's conversation", "candidate is its conversation's latest", "lines since candidate's conversation (log)",
+		"previous line x authors (log)", "candidate length (log)", "own last line x back (log)", "author's own conversation", "changes the subject, other author"}
+	NewFeatures = []string{"bias", "names someone", "asks", "author's lines in window (log)", "log minutes since previous",
+		"authors in window (log)", "changes the subject", "length (log)", "author named lately"}
+)
+
+// pairFeatures describes candidate window[i] as the parent of m; ctx holds
+// what is shared by all candidates.
+func pairFeatures(f []float64, m *Line, window []Line, i int, ctx *context) {
+	c := &window[i]
+	back := len(window) - i
+	clear(f)
+	f[0] = 1
+	f[1] = math.Log1p(float64(m.At-c.At)/6e7) / 3
+	switch {
+	case back == 1:
+		f[2] = 1
+	case back == 2:
+		f[3] = 1
+	case back == 3:
+		f[4] = 1
+	case back <= 6:
+		f[5] = 1
+	case back <= 15:
+		f[6] = 1
+	default:
+		f[7] = 1
+	}
+	same := c.Author == m.Author
+	f[8] = b2f(same)
+	if !same {
+		f[9] = b2f(slices.Contains(m.Mentions, c.Author))
+		f[10] = b2f(slices.Contains(c.Mentions, m.Author))
+	}
+	f[11] = b2f(len(m.Mentions) > 0 && !slices.Contains(m.Mentions, c.Author))
+	f[12] = b2f(len(c.Mentions) > 0 && !slices.Contains(c.Mentions, m.Author))
+	f[13] = b2f(ctx.lastOf[c.Author] == i)
+	own := same && ctx.lastOf[m.Author] == i
+	f[14] = b2f(own)
+	n := shared(m.Words, c.Words)
+	f[15] = math.Log1p(float64(n))
+	f[16] = b2f(n > 0)
+	f[17] = b2f(c.Question && !same)
+	f[18] = b2f(m.Question)
+	if !same {
+		f[19] = b2f(ctx.namedBy[c.Author])
+		f[20] = b2f(ctx.named[c.Author])
+		f[21] = b2f(ctx.authorIn[c.Segment])
+	}
+	latest := ctx.segLatest[c.Segment]
+	f[22] = b2f(latest == i)
+	f[23] = math.Log1p(float64(len(window)-1-latest)) / 2
+	f[24] = b2f(back == 1) * math.Log1p(float64(ctx.authors)) / 2
+	f[25] = math.Log1p(float64(c.Length)) / 3
+	if own {
+		f[26] = math.Log(float64(back)) / 2
+	}
+	f[27] = b2f(ctx.ownLast >= 0 && window[ctx.ownLast].Segment == c.Segment)
+	f[28] = b2f(m.Shift && !same)
+}
+
+func newFeatures(f []float64, m *Line, window []Line, ctx *context) {
+	clear(f)
+	f[0] = 1
+	f[1] = b2f(len(m.Mentions) > 0)
+	f[2] = b2f(m.Question)
+	f[3] = math.Log1p(float64(ctx.ownLines)) / 2
+	if len(window) > 0 {
+		f[4] = math.Log1p(float64(m.At-window[len(window)-1].At)/6e7) / 3
+	}
+	f[5] = math.Log1p(float64(ctx.authors)) / 2
+	f[6] = b2f(m.Shift)
+	f[7] = math.Log1p(float64(m.Length)) / 3
+	f[8] = b2f(ctx.authorNamed)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// context is what every candidate of one message shares: the window read
+// once.
+type context struct {
+	lastOf      map[int64]int  // author → index of their latest line
+	segLatest   map[int64]int  // segment → index of its latest line
+	authorIn    map[int64]bool // segments m's author wrote in
+	named       map[int64]bool // people m's author named in the window
+	namedBy     map[int64]bool // people who named m's author in the window
+	authors     int
+	ownLines    int
+	ownLast     int
+	authorNamed bool
+}
+
+func newContext(m *Line, window []Line) *context {
+	ctx := &context{lastOf: map[int64]int{}, segLatest: map[int64]int{}, authorIn: map[int64]bool{},
+		named: map[int64]bool{}, namedBy: map[int64]bool{}, ownLast: -1}
+	for i := range window {
+		c := &window[i]
+		ctx.lastOf[c.Author] = i
+		ctx.segLatest[c.Segment] = i
+		if c.Author == m.Author {
+			ctx.authorIn[c.Segment] = true
+			ctx.ownLines++
+			ctx.ownLast = i
+			for _, u := range c.Mentions {
+				ctx.named[u] = true
+			}
+		} else if slices.Contains(c.Mentions, m.Author) {
+			ctx.namedBy[c.Author] = true
+			ctx.authorNamed = true
+		}
+	}
+	ctx.authors = len(ctx.lastOf)
+	return ctx
+}
+
+// Linker scores a message's candidate parents.
+type Linker struct {
+	Version int       `json:"version"`
+	Link    []float64 `json:"link"` // weights of LinkFeatures
+	New     []float64 `json:"new"`  // weights of NewFeatures
+	// Window: the most recent spoken lines a message may link to, and
+	// Horizon, how far back in time (µs is what Line.At holds; this is
+	// seconds).
+	Window  int     `json:"window"`
+	Horizon float64 `json:"horizon_seconds"`
+	Note    string  `json:"note,omitempty"`
+}
+
+// Choice is the linker's answer for one message: the index in the window
+// of its parent, or -1 for a new conversation, with the scores it chose
+// between (a softmax over them is the model's probability).
+type Choice struct {
+	Parent   int
+	Score    float64 // the chosen option's score
+	NewScore float64 // the score of starting a conversation
+	Prob     float64 // the chosen option's probability
+}
+
+// Candidates returns the part of window (a channel's spoken lines before
+// m, oldest first) the linker considers: the latest Window lines within
+// Horizon.
+func (l *Linker) Candidates(m *Line, window []Line) []Line {
+	if len(window) > l.Window {
+		window = window[len(window)-l.Window:]
+	}
+	horizon := int64(l.Horizon * 1e6)
+	i := 0
+	for i < len(window) && m.At-window[i].At > horizon {
+		i++
+	}
+	return window[i:]
+}
+
+// Choose picks m's parent among the candidates (from Candidates).
+func (l *Linker) Choose(m *Line, cands []Line) Choice {
+	m = named(m, cands)
+	ctx := newContext(m, cands)
+	f := make([]float64, len(LinkFeatures))
+	nf := make([]float64, len(NewFeatures))
+	newFeatures(nf, m, cands, ctx)
+	ch := Choice{Parent: -1, NewScore: dot(l.New, nf)}
+	ch.Score = ch.NewScore
+	scores := []float64{ch.NewScore}
+	for i := range cands {
+		pairFeatures(f, m, cands, i, ctx)
+		s := dot(l.Link, f)
+		scores = append(scores, s)
+		if s > ch.Score {
+			ch.Parent, ch.Score = i, s
+		}
+	}
+	var z float64
+	for _, s := range scores {
+		z += math.Exp(s - ch.Score)
+	}
+	ch.Prob = 1 / z
+	return ch
+}
+
+func dot(w, f []float64) float64 {
+	var s float64
+	for i, x := range f {
+		s += w[i] * x
+	}
+	return s
+}
+
+// Gradient adds to gl and gn (the gradients of the Link and New weights)
+// those of the loss -log P(gold) for one message, where P is the softmax
+// over "starts a conversation" and each candidate, and gold lists the
+// right options (candidate indexes, -1 for a new conversation).
+func Gradient(l *Linker, m *Line, cands []Line, gold []int, gl, gn []float64) float64 {
+	m = named(m, cands)
+	ctx := newContext(m, cands)
+	feats := make([][]float64, len(cands))
+	nf := make([]float64, len(NewFeatures))
+	newFeatures(nf, m, cands, ctx)
+	scores := make([]float64, len(cands)+1)
+	scores[0] = dot(l.New, nf)
+	top := scores[0]
+	for i := range cands {
+		feats[i] = make([]float64, len(LinkFeatures))
+		pairFeatures(feats[i], m, cands, i, ctx)
+		scores[i+1] = dot(l.Link, feats[i])
+		top = max(top, scores[i+1])
+	}
+	var z float64
+	for i, s := range scores {
+		scores[i] = math.Exp(s - top)
+		z += scores[i]
+	}
+	var zg float64
+	for _, g := range gold {
+		zg += scores[g+1]
+	}
+	for i := range scores {
+		p := scores[i] / z
+		q := 0.0
+		if slices.Contains(gold, i-1) {
+			q = scores[i] / zg
+		}
+		d := p - q
+		if i == 0 {
+			for k, x := range nf {
+				gn[k] += d * x
+			}
+			continue
+		}
+		for k, x := range feats[i-1] {
+			gl[k] += d * x
+		}
+	}
+	return -math.Log(zg / z)
+}
