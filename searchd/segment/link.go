@@ -24,7 +24,7 @@ type Line struct {
 	Mentions       []int64
 	Words          []uint64 // distinct content words, hashed, sorted
 	Question       bool
-	Length         int // words
+	Length         int  // words
 	Shift          bool // opens with a change of subject ("btw", "근데")
 	Segment        int64
 	Name           uint64 // the author's name, hashed as a word
@@ -145,7 +145,9 @@ var (
 		"candidate's author's last line", "author's own last line", "shared words (log)", "shares a word",
 		"candidate asks, other author", "asks", "candidate's author named author lately", "author named candidate's author lately",
 		"author is in candidate's conversation", "candidate is its conversation's latest", "lines since candidate's conversation (log)",
-		"previous line x authors (log)", "candidate length (log)", "own last line x back (log)", "author's own conversation", "changes the subject, other author"}
+		"previous line x authors (log)", "candidate length (log)", "own last line x back (log)", "author's own conversation", "changes the subject, other author",
+		"names candidate's author, their last line", "candidate names author, author's first line since", "under a minute", "1-3 minutes", "over 10 minutes",
+		"candidate's conversation size (log)", "same author, previous line"}
 	NewFeatures = []string{"bias", "names someone", "asks", "author's lines in window (log)", "log minutes since previous",
 		"authors in window (log)", "changes the subject", "length (log)", "author named lately"}
 )
@@ -203,6 +205,14 @@ func pairFeatures(f []float64, m *Line, window []Line, i int, ctx *context) {
 	}
 	f[27] = b2f(ctx.ownLast >= 0 && window[ctx.ownLast].Segment == c.Segment)
 	f[28] = b2f(m.Shift && !same)
+	f[29] = f[9] * f[13]
+	f[30] = f[10] * b2f(ctx.ownLast < i)
+	dt := float64(m.At - c.At)
+	f[31] = b2f(dt < 6e7)
+	f[32] = b2f(dt >= 6e7 && dt < 18e7)
+	f[33] = b2f(dt > 6e8)
+	f[34] = math.Log1p(float64(ctx.segSize[c.Segment])) / 3
+	f[35] = b2f(same && back == 1)
 }
 
 func newFeatures(f []float64, m *Line, window []Line, ctx *context) {
@@ -232,6 +242,7 @@ func b2f(b bool) float64 {
 type context struct {
 	lastOf      map[int64]int  // author → index of their latest line
 	segLatest   map[int64]int  // segment → index of its latest line
+	segSize     map[int64]int  // segment → its lines in the window
 	authorIn    map[int64]bool // segments m's author wrote in
 	named       map[int64]bool // people m's author named in the window
 	namedBy     map[int64]bool // people who named m's author in the window
@@ -239,15 +250,25 @@ type context struct {
 	ownLines    int
 	ownLast     int
 	authorNamed bool
+	author      int64
+}
+
+// people counts the authors of the candidates and the line.
+func (c *context) people() int {
+	if _, ok := c.lastOf[c.author]; ok {
+		return c.authors
+	}
+	return c.authors + 1
 }
 
 func newContext(m *Line, window []Line) *context {
-	ctx := &context{lastOf: map[int64]int{}, segLatest: map[int64]int{}, authorIn: map[int64]bool{},
-		named: map[int64]bool{}, namedBy: map[int64]bool{}, ownLast: -1}
+	ctx := &context{lastOf: map[int64]int{}, segLatest: map[int64]int{}, segSize: map[int64]int{}, authorIn: map[int64]bool{},
+		named: map[int64]bool{}, namedBy: map[int64]bool{}, ownLast: -1, author: m.Author}
 	for i := range window {
 		c := &window[i]
 		ctx.lastOf[c.Author] = i
 		ctx.segLatest[c.Segment] = i
+		ctx.segSize[c.Segment]++
 		if c.Author == m.Author {
 			ctx.authorIn[c.Segment] = true
 			ctx.ownLines++
@@ -263,6 +284,10 @@ func newContext(m *Line, window []Line) *context {
 	ctx.authors = len(ctx.lastOf)
 	return ctx
 }
+
+// LinkerVersion numbers the feature set: weights trained for another
+// version do not fit.
+const LinkerVersion = 1
 
 // Linker scores a message's candidate parents.
 type Linker struct {
@@ -285,7 +310,18 @@ type Choice struct {
 	Score    float64 // the chosen option's score
 	NewScore float64 // the score of starting a conversation
 	Prob     float64 // the chosen option's probability
+	// Dialogue: a small group's line that does not change the subject,
+	// which therefore links to one of its candidates (see SmallGroup).
+	Dialogue bool
 }
+
+// SmallGroup: where at most this many people wrote the candidates and the
+// line, a line continues the talk unless it opens with a change of
+// subject ("btw", "근데"). The training data cannot teach this: on a
+// support channel a newcomer's line is usually a new question, while two
+// or three friends taking turns are having one conversation (LoCoMo's
+// sessions; the blog's example, split only where B says "oh btw").
+const SmallGroup = 3
 
 // Candidates returns the part of window (a channel's spoken lines before
 // m, oldest first) the linker considers: the latest Window lines within
@@ -309,9 +345,12 @@ func (l *Linker) Choose(m *Line, cands []Line) Choice {
 	f := make([]float64, len(LinkFeatures))
 	nf := make([]float64, len(NewFeatures))
 	newFeatures(nf, m, cands, ctx)
-	ch := Choice{Parent: -1, NewScore: dot(l.New, nf)}
-	ch.Score = ch.NewScore
+	ch := Choice{Parent: -1, NewScore: dot(l.New, nf), Score: math.Inf(-1)}
+	ch.Dialogue = len(cands) > 0 && ctx.people() <= SmallGroup && !m.Shift
 	scores := []float64{ch.NewScore}
+	if !ch.Dialogue {
+		ch.Score = ch.NewScore
+	}
 	for i := range cands {
 		pairFeatures(f, m, cands, i, ctx)
 		s := dot(l.Link, f)

@@ -87,7 +87,8 @@ type applier struct {
 	current map[int64]*span   // channel → its most recently started segment
 	latest  map[int64]*placed // channel → its latest placed message, nil if none
 	placed  map[int64]placed
-	recent  map[int64]*recent // channel → its latest spoken messages (busy rules)
+	recent  map[int64][]segment.Line // channel → its latest spoken lines (linker)
+	names   map[int64]string         // user → name, for the linker
 
 	fresh  []*searchd.Message // inserted by this batch, in channel and time order, to place
 	replay *replay            // the channel being re-segmented, if any
@@ -109,7 +110,7 @@ const (
 
 func newApplier(ctx context.Context, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, recent: map[int64]*recent{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, recent: map[int64][]segment.Line{}, names: map[int64]string{}}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones)`).Scan(&n); err != nil {
 		return nil, err

@@ -124,16 +124,32 @@ func TestSegmentationRules(t *testing.T) {
 // A reply that reopens an older segment overlaps the conversation in
 // between, which carries on in its own segment (footnote 12).
 func TestReplyReopensOlderSegment(t *testing.T) {
-	db := openTest(t)
-	apply(t, db, msg(1, 0, 0), msg(2, time.Minute, 0))                       // evening: moving
-	apply(t, db, msg(3, 3*time.Hour, 0), msg(4, 3*time.Hour+time.Minute, 0)) // later: games
-	apply(t, db, msg(5, 3*time.Hour+2*time.Minute, 1))                       // a reply to the moving talk
-	apply(t, db, msg(6, 3*time.Hour+3*time.Minute, 0))                       // games go on
-	want := [][]int64{{1, 2, 5}, {3, 4, 6}}
-	if got := membership(t, db); !reflect.DeepEqual(got, want) {
-		t.Errorf("segments %v, want %v", got, want)
+	lines := []struct {
+		id      int64
+		at      time.Duration
+		replyTo int64
+		text    string
+	}{
+		{1, 0, 0, "we are moving house next month"}, {2, time.Minute, 0, "moving house is a lot of work"}, // evening: moving
+		{3, 3 * time.Hour, 0, "anyone up for games tonight"}, {4, 3*time.Hour + time.Minute, 0, "games sound good, which games"}, // later: games
+		{5, 3*time.Hour + 2*time.Minute, 1, "the moving van is booked"}, // a reply to the moving talk
+		{6, 3*time.Hour + 3*time.Minute, 0, "the games start at nine"},  // games go on
 	}
-	checkSegments(t, db)
+	for _, rules := range []segment.Rules{segment.BlogRules, segment.DefaultRules} {
+		db := openTest(t)
+		for i, l := range lines {
+			m := msg(l.id, l.at, l.replyTo)
+			m.Content, m.Author = l.text, searchd.Author{ID: int64(1 + i%2), Username: "friend"}
+			if _, err := db.Apply(t.Context(), &searchd.Batch{Messages: []searchd.Message{m}}, rules, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := [][]int64{{1, 2, 5}, {3, 4, 6}}
+		if got := membership(t, db); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: segments %v, want %v", rules.Name(), got, want)
+		}
+		checkSegments(t, db)
+	}
 }
 
 func TestReplyRules(t *testing.T) {

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
+	"strconv"
+	"strings"
 
 	"dsearch/searchd"
 	"dsearch/searchd/segment"
@@ -48,36 +49,40 @@ const (
 	qUpdateSpan = `UPDATE segments SET start_message_id = ?, end_message_id = ?, start_at = ?, end_at = ?, message_count = ?, revision = revision + 1 WHERE id = ?`
 )
 
-// place puts a new message into a segment by the rules.
+// place puts a new message into a segment: a reply within the reply
+// window joins its parent's (Rule 1); with a linker, a system message
+// stands alone and a spoken one joins its reply link's conversation or
+// starts one; without, the blog's time rules decide.
 func (a *applier) place(m *searchd.Message) error {
 	parent, err := a.parent(m)
 	if err != nil {
 		return err
 	}
-	cur, err := a.currentAt(m.ChannelID, m.CreatedAt)
-	if err != nil {
-		return err
-	}
-	prev, err := a.previousAt(m)
-	if err != nil {
-		return err
-	}
-	id := a.rules.Place(m.CreatedAt, parent, cur.public(), prev.public())
-	if a.rules.Busy {
-		busy, pace, err := a.busy(m)
+	var id int64
+	var line *segment.Line
+	switch {
+	case parent != nil && a.rules.Replies(m.CreatedAt, parent.CreatedAt):
+		id = parent.SegmentID
+	case a.rules.Linker == nil:
+		cur, err := a.currentAt(m.ChannelID, m.CreatedAt)
 		if err != nil {
 			return err
 		}
-		if busy {
-			if segment.IsSystem(m.Type) {
-				id = 0 // a join or a pin is nobody's conversation
-			} else {
-				b, err := a.busyContext(m, pace)
-				if err != nil {
-					return err
-				}
-				id = a.rules.PlaceBusy(m.CreatedAt, parent, b)
-			}
+		prev, err := a.previousAt(m)
+		if err != nil {
+			return err
+		}
+		id = a.rules.Place(m.CreatedAt, nil, cur.public(), prev.public())
+	case segment.IsSystem(m.Type):
+		// a join or a pin is nobody's conversation
+	default:
+		var choice segment.Choice
+		var cands []segment.Line
+		if line, cands, choice, err = a.link(m); err != nil {
+			return err
+		}
+		if choice.Parent >= 0 {
+			id = cands[choice.Parent].Segment
 		}
 	}
 	var s *span
@@ -101,8 +106,10 @@ func (a *applier) place(m *searchd.Message) error {
 	s.dirty = true
 	p := placed{m.ChannelID, m.CreatedAt, m.ID, s.id}
 	a.placed[m.ID] = p
-	if a.rules.Busy {
-		a.noteRecent(m)
+	if a.rules.Linker != nil && !segment.IsSystem(m.Type) {
+		if err := a.noteRecent(m, line, s.id); err != nil {
+			return err
+		}
 	}
 	if l := a.latest[m.ChannelID]; l == nil || !before(m.CreatedAt, m.ID, l.at, l.id) {
 		a.latest[m.ChannelID] = &p
@@ -112,123 +119,140 @@ func (a *applier) place(m *searchd.Message) error {
 
 const spoken = `m.type IN ('Default', 'Reply')`
 
-// recent is a channel's latest spoken messages, oldest first, up to the
-// busy window: enough to tell a busy channel and its pace.
-type recent struct {
-	authors, times []int64
+// link asks the linker for m's parent among the channel's latest spoken
+// lines before it.
+func (a *applier) link(m *searchd.Message) (*segment.Line, []segment.Line, segment.Choice, error) {
+	window, err := a.window(m)
+	if err != nil {
+		return nil, nil, segment.Choice{}, err
+	}
+	line, err := a.line(m)
+	if err != nil {
+		return nil, nil, segment.Choice{}, err
+	}
+	cands := a.rules.Linker.Candidates(line, window)
+	return line, cands, a.rules.Linker.Choose(line, cands), nil
 }
 
-// busy reports whether m's channel is busy by the rules (enough distinct
-// authors among its messages shortly before m) and the channel's pace
-// there. The window is read once per channel and transaction and then
-// follows the messages placed in time order.
-func (a *applier) busy(m *searchd.Message) (bool, segment.Pace, error) {
-	r, ok := a.recent[m.ChannelID]
-	if !ok || (len(r.times) > 0 && m.CreatedAt < r.times[len(r.times)-1]) {
+// line describes m for the linker.
+func (a *applier) line(m *searchd.Message) (*segment.Line, error) {
+	name, err := a.nameOf(m.Author.ID)
+	if err != nil {
+		return nil, err
+	}
+	l := segment.NewLine(m.ID, m.CreatedAt, m.Author.ID, name, m.Content, m.Mentions)
+	return &l, nil
+}
+
+// nameOf returns the name a user is known under now: the same whether a
+// line is read back or followed in memory.
+func (a *applier) nameOf(user int64) (string, error) {
+	if n, ok := a.names[user]; ok {
+		return n, nil
+	}
+	row, err := a.queryRow(`SELECT COALESCE(NULLIF(display_name, ''), name) FROM users WHERE id = ?`, user)
+	if err != nil {
+		return "", err
+	}
+	var n string
+	if err := row.Scan(&n); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	a.names[user] = n
+	return n, nil
+}
+
+// window returns m's channel's latest spoken lines before m, oldest
+// first, with their segments: read once per channel and transaction,
+// then followed as messages are placed in time order.
+func (a *applier) window(m *searchd.Message) ([]segment.Line, error) {
+	w, ok := a.recent[m.ChannelID]
+	if ok && (len(w) == 0 || before(w[len(w)-1].At, w[len(w)-1].ID, m.CreatedAt, m.ID)) {
+		return w, nil
+	}
+	w, err := a.loadWindow(m)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		a.recent[m.ChannelID] = w
+	}
+	return w, nil
+}
+
+// noteRecent adds a placed spoken message to its channel's window.
+func (a *applier) noteRecent(m *searchd.Message, line *segment.Line, seg int64) error {
+	w, ok := a.recent[m.ChannelID]
+	if !ok || (len(w) > 0 && !before(w[len(w)-1].At, w[len(w)-1].ID, m.CreatedAt, m.ID)) {
+		return nil
+	}
+	if line == nil {
 		var err error
-		if r, err = a.loadRecent(m); err != nil {
-			return false, segment.Pace{}, err
-		}
-		if !ok {
-			a.recent[m.ChannelID] = r
+		if line, err = a.line(m); err != nil {
+			return err
 		}
 	}
-	busy := segment.WasBusy(r.authors, r.times, m.CreatedAt, a.rules)
-	gaps := make([]int64, 0, len(r.times))
-	for i := 1; i < len(r.times); i++ {
-		gaps = append(gaps, r.times[i]-r.times[i-1])
+	l := *line
+	l.Segment = seg
+	w = append(w, l)
+	if n := len(w) - a.rules.Linker.Window; n > a.rules.Linker.Window {
+		w = slices.Clone(w[n:]) // keep memory bounded without copying on every line
 	}
-	slices.Sort(gaps)
-	var pace segment.Pace
-	if len(gaps) > 0 {
-		pace.MedianGap = time.Duration(gaps[len(gaps)/2]) * time.Microsecond
-	}
-	return busy, pace, nil
+	a.recent[m.ChannelID] = w
+	return nil
 }
 
-// noteRecent adds a placed message to its channel's window.
-func (a *applier) noteRecent(m *searchd.Message) {
-	r, ok := a.recent[m.ChannelID]
-	if !ok || segment.IsSystem(m.Type) || (len(r.times) > 0 && m.CreatedAt < r.times[len(r.times)-1]) {
-		return
-	}
-	r.authors = append(r.authors, m.Author.ID)
-	r.times = append(r.times, m.CreatedAt)
-	if n := len(r.times) - a.rules.BusyWindow; n > 0 {
-		r.authors, r.times = r.authors[n:], r.times[n:]
-	}
-}
-
-func (a *applier) loadRecent(m *searchd.Message) (*recent, error) {
-	s, err := a.stmt(`SELECT m.author_id, m.created_at FROM messages m
+func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
+	s, err := a.stmt(`SELECT m.id, m.created_at, m.author_id, m.content, ms.segment_id,
+			COALESCE((SELECT group_concat(mm.user_id) FROM message_mentions mm WHERE mm.message_id = m.id), '')
+		FROM messages m JOIN message_segments ms ON ms.message_id = m.id
 		WHERE m.channel_id = ? AND ` + beforeM + ` AND ` + spoken + `
 		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.QueryContext(a.ctx, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, a.rules.BusyWindow)
+	rows, err := s.QueryContext(a.ctx, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, a.rules.Linker.Window)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	r := &recent{}
+	type row struct {
+		id, at, author, seg int64
+		content, mentions   string
+	}
+	var got []row
 	for rows.Next() {
-		var author, at int64
-		if err := rows.Scan(&author, &at); err != nil {
+		var r row
+		if err := rows.Scan(&r.id, &r.at, &r.author, &r.content, &r.seg, &r.mentions); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		r.authors = append(r.authors, author)
-		r.times = append(r.times, at)
+		got = append(got, r)
 	}
-	slices.Reverse(r.authors)
-	slices.Reverse(r.times)
-	return r, rows.Err()
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	w := make([]segment.Line, 0, len(got))
+	for i := len(got) - 1; i >= 0; i-- {
+		r := got[i]
+		name, err := a.nameOf(r.author)
+		if err != nil {
+			return nil, err
+		}
+		l := segment.NewLine(r.id, r.at, r.author, name, r.content, splitIDs(r.mentions))
+		l.Segment = r.seg
+		w = append(w, l)
+	}
+	return w, nil
 }
 
-// busyContext gathers what PlaceBusy weighs: the latest messages of the
-// people m mentions, the latest message that mentioned m's author, and
-// the author's own latest message, all in m's channel before m.
-func (a *applier) busyContext(m *searchd.Message, pace segment.Pace) (segment.Busy, error) {
-	b := segment.Busy{Pace: pace}
-	seen := func(q string, args ...any) (*segment.Seen, error) {
-		row, err := a.queryRow(q, args...)
-		if err != nil {
-			return nil, err
-		}
-		var s segment.Seen
-		switch err := row.Scan(&s.At, &s.SegmentID); {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil, nil
-		case err != nil:
-			return nil, err
-		}
-		return &s, nil
-	}
-	const byAuthor = `SELECT m.created_at, ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
-		WHERE m.channel_id = ? AND m.author_id = ? AND ` + beforeM + ` AND ` + spoken + `
-		ORDER BY m.created_at DESC, m.id DESC LIMIT 1`
-	for _, u := range m.Mentions {
-		if u == m.Author.ID {
-			continue
-		}
-		s, err := seen(byAuthor, m.ChannelID, u, m.CreatedAt, m.CreatedAt, m.ID)
-		if err != nil {
-			return b, err
-		}
-		if s != nil {
-			b.Addressees = append(b.Addressees, *s)
+func splitIDs(s string) []int64 {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		if u, err := strconv.ParseInt(f, 10, 64); err == nil {
+			out = append(out, u)
 		}
 	}
-	var err error
-	b.AddressedBy, err = seen(`SELECT mm.created_at, ms.segment_id FROM message_mentions mm
-		JOIN message_segments ms ON ms.message_id = mm.message_id JOIN messages m ON m.id = mm.message_id
-		WHERE mm.user_id = ? AND mm.channel_id = ? AND mm.created_at <= ? AND (mm.created_at < ? OR mm.message_id < ?) AND m.author_id != ?
-		ORDER BY mm.created_at DESC, mm.message_id DESC LIMIT 1`, m.Author.ID, m.ChannelID, m.CreatedAt, m.CreatedAt, m.ID, m.Author.ID)
-	if err != nil {
-		return b, err
-	}
-	b.Own, err = seen(byAuthor, m.ChannelID, m.Author.ID, m.CreatedAt, m.CreatedAt, m.ID)
-	return b, err
+	return out
 }
 
 func (s *span) public() *segment.Span {

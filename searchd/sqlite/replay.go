@@ -2,9 +2,6 @@ package sqlite
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"dsearch/searchd"
 )
@@ -102,13 +99,13 @@ type oldMsg struct {
 func (a *applier) resegment(fresh []*searchd.Message) (err error) {
 	first, ch := fresh[0], fresh[0].ChannelID
 	r := &replay{channel: ch, fromAt: first.CreatedAt, fromID: first.ID,
-		reach:   max(a.rules.ReplyWindow, a.rules.Gap, 30*time.Minute).Microseconds(),
-		near:    max(a.rules.Gap, 30*time.Minute).Microseconds(),
+		reach:   max(a.rules.ReplyWindow, a.rules.Gap, a.rules.Horizon()).Microseconds(),
+		near:    max(a.rules.Gap, a.rules.Horizon()).Microseconds(),
 		lastNew: fresh[len(fresh)-1].CreatedAt, fresh: map[int64]bool{},
 		byNew: map[int64]map[int64]int{}, byOld: map[int64]map[int64]int{},
 		moved: map[int64]bool{}, used: map[int64]bool{}}
-	if a.rules.Busy {
-		r.window = a.rules.BusyWindow
+	if a.rules.Linker != nil {
+		r.window = a.rules.Linker.Window
 	}
 	for _, m := range fresh {
 		r.fresh[m.ID] = true
@@ -233,7 +230,7 @@ func (r *replay) load(a *applier) error {
 
 // loadOld reads the channel's next stored, placed messages after (at, id).
 func (a *applier) loadOld(channel, at, id int64) ([]oldMsg, error) {
-	s, err := a.stmt(`SELECT m.id, m.created_at, m.author_id, m.type, COALESCE(m.reply_to_id, 0), ms.segment_id, s.start_message_id,
+	s, err := a.stmt(`SELECT m.id, m.created_at, m.author_id, m.type, m.content, COALESCE(m.reply_to_id, 0), ms.segment_id, s.start_message_id,
 			COALESCE((SELECT group_concat(mm.user_id) FROM message_mentions mm WHERE mm.message_id = m.id), '')
 		FROM messages m JOIN message_segments ms ON ms.message_id = m.id JOIN segments s ON s.id = ms.segment_id
 		WHERE m.channel_id = ? AND m.created_at >= ? AND (m.created_at > ? OR m.id > ?)
@@ -250,14 +247,10 @@ func (a *applier) loadOld(channel, at, id int64) ([]oldMsg, error) {
 	for rows.Next() {
 		o := oldMsg{m: searchd.Message{ChannelID: channel}}
 		var mentions string
-		if err := rows.Scan(&o.m.ID, &o.m.CreatedAt, &o.m.Author.ID, &o.m.Type, &o.m.ReplyToID, &o.seg, &o.segStart, &mentions); err != nil {
+		if err := rows.Scan(&o.m.ID, &o.m.CreatedAt, &o.m.Author.ID, &o.m.Type, &o.m.Content, &o.m.ReplyToID, &o.seg, &o.segStart, &mentions); err != nil {
 			return nil, err
 		}
-		for _, f := range strings.Split(mentions, ",") {
-			if u, err := strconv.ParseInt(f, 10, 64); err == nil {
-				o.m.Mentions = append(o.m.Mentions, u)
-			}
-		}
+		o.m.Mentions = splitIDs(mentions)
 		out = append(out, o)
 	}
 	return out, rows.Err()

@@ -32,6 +32,7 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 	Rules     segment.Rules
+	Linker    string // --linker: shipped, off or a weights file
 
 	Model        string
 	EmbedBackend string
@@ -68,9 +69,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&c.Rules.Gap, "gap", segment.DefaultRules.Gap, "segmentation: a message this soon after its channel's current conversation joins it")
 	fs.DurationVar(&c.Rules.ReplyWindow, "reply-window", segment.DefaultRules.ReplyWindow, "segmentation: a reply this soon after its parent joins the parent's conversation")
-	fs.IntVar(&c.Rules.BusyAuthors, "busy-authors", segment.DefaultRules.BusyAuthors, "segmentation: where this many people wrote within --busy-span, a channel is segmented by replies, addressees and authors instead of time (0: never)")
-	fs.DurationVar(&c.Rules.BusySpan, "busy-span", segment.DefaultRules.BusySpan, "segmentation: the span --busy-authors counts over")
-	fs.IntVar(&c.Rules.BusyWindow, "busy-window", segment.DefaultRules.BusyWindow, "segmentation: at most this many messages are looked back at to tell a busy channel")
+	fs.StringVar(&c.Linker, "linker", "shipped", "segmentation: the reply-link model (shipped: the one built in; off: the blog's time rules; else a weights file from `searchd train linker`)")
 	fs.StringVar(&c.Model, "model", "", "embedding model directory (model.onnx, tokenizer.json, "+embed.ConfigFile+"); see docs/models.md")
 	fs.StringVar(&c.EmbedBackend, "embed-backend", defaultBackend(), "embedding runtime: ort (ONNX Runtime) or go (pure Go, slower)")
 	fs.StringVar(&c.ORTLibrary, "ort-library", defaultORTLibrary, "directory holding libonnxruntime (.so or .dylib)")
@@ -233,10 +232,23 @@ func (c *Config) validate() error {
 	if c.Rules.Gap <= 0 || c.Rules.ReplyWindow < 0 {
 		return fmt.Errorf("--gap must be positive and --reply-window not negative")
 	}
-	if c.Rules.BusyAuthors < 0 || c.Rules.BusyWindow < 1 || c.Rules.BusySpan <= 0 {
-		return fmt.Errorf("--busy-authors must not be negative, --busy-window and --busy-span positive")
+	switch c.Linker {
+	case "shipped", "":
+		if segment.DefaultLinkerErr != nil {
+			return fmt.Errorf("--linker: the shipped model: %w", segment.DefaultLinkerErr)
+		}
+		c.Rules.Linker = segment.DefaultLinker
+	case "off":
+		c.Rules.Linker = nil
+	default:
+		b, err := os.ReadFile(c.Linker)
+		if err != nil {
+			return fmt.Errorf("--linker: %w", err)
+		}
+		if c.Rules.Linker, err = segment.ParseLinker(b); err != nil {
+			return fmt.Errorf("--linker %s: %w", c.Linker, err)
+		}
 	}
-	c.Rules.Busy = c.Rules.BusyAuthors > 0
 	if c.Data == "" {
 		return fmt.Errorf("--data is required (no home directory to default to)")
 	}

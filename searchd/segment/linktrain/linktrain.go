@@ -218,7 +218,7 @@ func examples(l *segment.Linker, ch Channel, visit func(m *segment.Line, cands [
 // conversation" and each candidate, maximising the probability of the
 // human parents, with Adam.
 func Train(train []Channel, o Options) *segment.Linker {
-	l := &segment.Linker{Version: 1, Window: o.Window, Horizon: o.Horizon,
+	l := &segment.Linker{Version: segment.LinkerVersion, Window: o.Window, Horizon: o.Horizon,
 		Link: make([]float64, len(segment.LinkFeatures)), New: make([]float64, len(segment.NewFeatures))}
 	nl, nn := len(l.Link), len(l.New)
 	params := make([]float64, nl+nn)

@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+)
+
+// busyChannel fills channel 100 with a minute of chatter by eight people,
+// one message every 5 seconds; the messages under test follow.
+func busyChannel(t *testing.T, db *DB) {
+	t.Helper()
+	var msgs []searchd.Message
+	for i := int64(0); i < 12; i++ {
+		m := msg(900+i, time.Duration(i)*5*time.Second, 0)
+		m.Author = searchd.Author{ID: 50 + i%8, Username: "crowd"}
+		m.Content = "chatter about something else entirely"
+		msgs = append(msgs, m)
+	}
+	apply(t, db, msgs...)
+}
+
+// by makes a message by author at base+offset.
+func by(id, author int64, offset time.Duration, content string, mentions ...int64) searchd.Message {
+	m := msg(id, time.Minute+offset, 0)
+	m.Author = searchd.Author{ID: author, Username: "u"}
+	m.Content = content
+	m.Mentions = mentions
+	return m
+}
+
+func segs(t *testing.T, db *DB, ids ...int64) []int64 {
+	t.Helper()
+	got, err := db.SegmentsOf(t.Context(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = got[id]
+	}
+	return out
+}
+
+func TestLinkSignals(t *testing.T) {
+	t.Run("addressee", func(t *testing.T) {
+		db := openTest(t)
+		busyChannel(t, db)
+		// 1 asks; 2 starts something else; 3 names author 1 and joins 1's conversation.
+		apply(t, db, by(1, 1, 0, "how do I mount a usb drive?"), by(2, 2, 10*time.Second, "anyone watching the game tonight"),
+			by(3, 3, 20*time.Second, "try the disks app", 1))
+		s := segs(t, db, 1, 2, 3)
+		if s[2] != s[0] || s[1] == s[0] {
+			t.Errorf("segments %v: 3 should join 1's, 2 stand apart", s)
+		}
+	})
+	t.Run("reply", func(t *testing.T) {
+		db := openTest(t)
+		busyChannel(t, db)
+		r := by(2, 2, 30*time.Second, "same here")
+		r.ReplyToID = 1
+		apply(t, db, by(1, 1, 0, "my boiler broke"), by(3, 3, 10*time.Second, "who is up for pizza", 50), r)
+		s := segs(t, db, 1, 2, 3)
+		if s[1] != s[0] || s[2] == s[0] {
+			t.Errorf("segments %v: the reply joins its parent", s)
+		}
+	})
+	t.Run("system messages stand alone", func(t *testing.T) {
+		db := openTest(t)
+		busyChannel(t, db)
+		join := by(2, 1, 5*time.Second, "")
+		join.Type = "GuildMemberJoin"
+		apply(t, db, by(1, 1, 0, "setting up my new keyboard"), join, by(3, 1, 10*time.Second, "the keyboard needs a driver"))
+		s := segs(t, db, 1, 2, 3)
+		if s[1] == s[0] || s[2] != s[0] {
+			t.Errorf("segments %v: the join stands alone", s)
+		}
+	})
+	t.Run("silence", func(t *testing.T) {
+		db := openTest(t)
+		apply(t, db, by(1, 1, 0, "did you see the game"), by(2, 2, 10*time.Second, "yes what a finish"),
+			by(3, 1, 3*time.Hour, "did you see the game"))
+		s := segs(t, db, 1, 2, 3)
+		if s[1] != s[0] || s[2] == s[0] {
+			t.Errorf("segments %v: a line hours later, past the linker's horizon, starts a conversation", s)
+		}
+	})
+}
+
+// The blog's example: two people, five messages in 70 seconds, two
+// topics. 2002 starts B's thread ("oh btw"), 2005 answers A's own 2001.
+func blogExample() []searchd.Message {
+	a, b := searchd.Author{ID: 1, Username: "a", GlobalName: "A"}, searchd.Author{ID: 2, Username: "b", GlobalName: "B"}
+	lines := []struct {
+		id     int64
+		at     time.Duration
+		author searchd.Author
+		text   string
+	}{
+		{2001, 0, a, "this really should go on sale"},
+		{2002, 10 * time.Second, b, "oh btw there's a new edition out"},
+		{2003, 25 * time.Second, b, "maybe i'll buy it used"},
+		{2004, 40 * time.Second, b, "wait no, i was given one"},
+		{2005, 70 * time.Second, a, "ended up paying full price"},
+	}
+	var out []searchd.Message
+	for _, l := range lines {
+		m := msg(l.id, l.at, 0)
+		m.Author, m.Content = l.author, l.text
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestBlogExampleIsTwoConversations(t *testing.T) {
+	db := openTest(t)
+	apply(t, db, blogExample()...)
+	if got, want := membership(t, db), [][]int64{{2001, 2005}, {2002, 2003, 2004}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("segments %v, want %v", got, want)
+	}
+}
+
+// Friends taking turns in a quiet channel stay one conversation until a
+// silence past the linker's horizon; the blog's rules agree.
+func TestFriendsTakingTurns(t *testing.T) {
+	texts := []string{"hey, how was the trip?", "great! the beach was amazing", "did you go swimming?", "every day, the water was warm",
+		"jealous, it rained here all week", "hey are you free saturday?", "yes, what's up?"}
+	offsets := []time.Duration{0, time.Minute, 2 * time.Minute, 3 * time.Minute, 5 * time.Minute, 5 * time.Hour, 5*time.Hour + time.Minute}
+	var msgs []searchd.Message
+	for i, text := range texts {
+		m := msg(int64(i+1), offsets[i], 0)
+		m.Author = searchd.Author{ID: int64(1 + i%2), Username: "friend"}
+		m.Content = text
+		msgs = append(msgs, m)
+	}
+	for _, rules := range []segment.Rules{segment.DefaultRules, segment.BlogRules} {
+		db := openTest(t)
+		if _, err := db.Apply(t.Context(), &searchd.Batch{Messages: msgs}, rules, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := membership(t, db), [][]int64{{1, 2, 3, 4, 5}, {6, 7}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: segments %v, want %v", rules.Name(), got, want)
+		}
+	}
+}
