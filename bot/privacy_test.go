@@ -150,6 +150,25 @@ func TestMoreRechecksRights(t *testing.T) {
 		t.Errorf("More after the staff role was deleted: %s %q", embedText(next), line)
 	}
 
+	// @everyone loses the right to read while bob pages #general.
+	_, edit, _ = e.interaction(bob, 2, query("boiler", pick(general)))
+	everyone := fakeGuild().Guild.Roles[0]
+	closed := everyone
+	closed.Permissions = 0
+	e.discord.UpdateRole(closed)
+	waitFor(t, "the role update", func() bool {
+		r, err := e.bot.state.Role(guildID, everyone.ID)
+		return err == nil && r.Permissions == 0
+	})
+	if next, line := e.press(general, bob, buttonID(edit)); next != nil || line == "" {
+		t.Errorf("More after @everyone lost reading: %s %q", embedText(next), line)
+	}
+	e.discord.UpdateRole(everyone)
+	waitFor(t, "the role restored", func() bool {
+		r, err := e.bot.state.Role(guildID, everyone.ID)
+		return err == nil && r.Permissions == everyone.Permissions
+	})
+
 	// #general is made staff-only (there is no staff role any more, so
 	// nobody but the owner reads it) while bob pages it.
 	_, edit, _ = e.interaction(bob, 2, query("boiler", pick(general)))
