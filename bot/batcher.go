@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diamondburned/arikawa/v3/discord"
+
 	"dsearch/bot/spool"
 	"dsearch/shared/api"
 )
@@ -19,27 +21,29 @@ type batcher struct {
 	log        *slog.Logger
 	maxItems   int
 	flushEvery time.Duration
-	// overflow is told when the spool was full and events were dropped,
-	// so a catch-up pass can fetch them again from Discord.
-	overflow chan<- struct{}
+	// marks learn of each live message the spool took.
+	marks *marks
+	// lost is told which channels lost messages the spool could not take
+	// (full, or a disk error), so a catch-up fetches them again.
+	lost func(channels map[discord.ChannelID]discord.GuildID, refused int, err error)
 
 	mu      sync.Mutex
 	pending api.MessageBatch
 	at      map[api.ID]int // message ID → index in pending.Messages
-	dropped int
 }
 
-func (b *batcher) items() int {
-	p := &b.pending
-	return len(p.Guilds) + len(p.Channels) + len(p.Messages) + len(p.Deletes)
-}
+func (b *batcher) items() int { return b.pending.Items() }
 
-// message adds a new or edited message; a second version of one already
-// waiting replaces it (searchd refuses a batch naming a message twice).
+// message adds a new or edited message. Of two versions of one message
+// waiting together (searchd refuses a batch naming a message twice) the
+// later edit stays, whatever order they arrived in: an update can come
+// before its create.
 func (b *batcher) message(u api.MessageUpsert) {
 	b.mu.Lock()
 	if i, ok := b.at[u.ID]; ok {
-		b.pending.Messages[i] = u
+		if !editedBefore(&u, &b.pending.Messages[i]) {
+			b.pending.Messages[i] = u
+		}
 	} else {
 		if b.at == nil {
 			b.at = map[api.ID]int{}
@@ -49,6 +53,18 @@ func (b *batcher) message(u api.MessageUpsert) {
 	}
 	b.mu.Unlock()
 	b.flushIfFull()
+}
+
+// editedBefore reports whether a is an older version of the message than
+// b: a message never edited is older than any edit.
+func editedBefore(a, b *api.MessageUpsert) bool {
+	switch {
+	case b.EditedAt == nil:
+		return false
+	case a.EditedAt == nil:
+		return true
+	}
+	return a.EditedAt.Before(*b.EditedAt)
 }
 
 func (b *batcher) deletes(ids ...api.ID) {
@@ -79,29 +95,60 @@ func (b *batcher) flushIfFull() {
 	}
 }
 
+// forget asks searchd to forget deleted channels (with their threads)
+// and the guilds the bot was removed from.
+func (b *batcher) forget(channels, guilds []api.ID) {
+	b.mu.Lock()
+	b.pending.ForgetChannels = append(b.pending.ForgetChannels, channels...)
+	b.pending.ForgetGuilds = append(b.pending.ForgetGuilds, guilds...)
+	b.mu.Unlock()
+	b.flush() // at once: what was deleted must stop being served
+}
+
 // flush writes what is waiting to the spool, in pieces searchd accepts.
+// A piece the spool cannot take (full, or a disk error) is not lost for
+// good: its deletions and forgotten places wait in memory for the next
+// flush, and the channels of its messages are caught up from Discord.
 func (b *batcher) flush() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.items() == 0 {
 		return
 	}
+	var kept api.MessageBatch
+	lost := map[discord.ChannelID]discord.GuildID{}
+	refused := 0
+	var lastErr error
 	for _, part := range split(&b.pending, api.MaxBatchItems) {
-		err := b.spool.Put(part)
-		switch {
-		case errors.Is(err, spool.ErrFull):
-			b.dropped += len(part.Messages) + len(part.Deletes)
-			b.log.Warn("spool full while searchd is away; events dropped until a catch-up fetches them again",
-				"dropped", b.dropped)
-			select {
-			case b.overflow <- struct{}{}:
-			default:
+		if err := b.spool.Put(part); err != nil {
+			lastErr = err
+			refused += part.Items()
+			for _, m := range part.Messages {
+				lost[discord.ChannelID(m.ChannelID)] = discord.GuildID(m.GuildID)
 			}
-		case err != nil:
-			b.log.Error("cannot write to the spool; events dropped", "err", err)
+			kept.Deletes = append(kept.Deletes, part.Deletes...)
+			kept.ForgetChannels = append(kept.ForgetChannels, part.ForgetChannels...)
+			kept.ForgetGuilds = append(kept.ForgetGuilds, part.ForgetGuilds...)
+			continue
+		}
+		for _, m := range part.Messages {
+			b.marks.spooled(discord.ChannelID(m.ChannelID), discord.MessageID(m.ID))
 		}
 	}
-	b.pending, b.at = api.MessageBatch{}, nil
+	if lastErr != nil {
+		what := "cannot write to the spool"
+		if errors.Is(lastErr, spool.ErrFull) {
+			what = "spool full while searchd is away"
+		}
+		b.log.Warn(what+"; the messages are fetched again from Discord once it can, deletions wait in memory",
+			"events", refused, "channels", len(lost), "deletions_waiting", len(kept.Deletes), "err", lastErr)
+		if b.lost != nil {
+			b.lost(lost, refused, lastErr)
+		}
+	} else if err := b.marks.save(); err != nil {
+		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
+	}
+	b.pending, b.at = kept, nil
 }
 
 // run flushes on a timer until ctx ends, then once more.
@@ -120,7 +167,7 @@ func (b *batcher) run(ctx context.Context) {
 }
 
 // split cuts a batch into batches of at most n items, in the order
-// searchd applies them: places, messages, deletions.
+// searchd applies them: places, messages, deletions, forgotten places.
 func split(b *api.MessageBatch, n int) []*api.MessageBatch {
 	out := []*api.MessageBatch{{}}
 	count := 0
@@ -146,6 +193,14 @@ func split(b *api.MessageBatch, n int) []*api.MessageBatch {
 	for _, d := range b.Deletes {
 		cur := next()
 		cur.Deletes = append(cur.Deletes, d)
+	}
+	for _, c := range b.ForgetChannels {
+		cur := next()
+		cur.ForgetChannels = append(cur.ForgetChannels, c)
+	}
+	for _, g := range b.ForgetGuilds {
+		cur := next()
+		cur.ForgetGuilds = append(cur.ForgetGuilds, g)
 	}
 	if count == 0 {
 		return nil

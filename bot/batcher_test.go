@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"dsearch/shared/api"
 )
@@ -38,5 +40,26 @@ func TestSplitKeepsOrderAndBound(t *testing.T) {
 	}
 	if split(&api.MessageBatch{}, 3) != nil {
 		t.Error("an empty batch split into something")
+	}
+}
+
+// An edit that arrives before its message, in one flush, is not undone by
+// the message (issue 24.7); of two edits the later stays.
+func TestBatcherKeepsTheLatestEdit(t *testing.T) {
+	at := func(m int) *time.Time { t := time.Date(2025, 1, 1, 0, m, 0, 0, time.UTC); return &t }
+	b := &batcher{maxItems: 100}
+	b.message(api.MessageUpsert{ID: 1, Content: "edited", EditedAt: at(2)})
+	b.message(api.MessageUpsert{ID: 1, Content: "original"})
+	b.message(api.MessageUpsert{ID: 2, Content: "second edit", EditedAt: at(5)})
+	b.message(api.MessageUpsert{ID: 2, Content: "first edit", EditedAt: at(3)})
+	b.message(api.MessageUpsert{ID: 3, Content: "original"})
+	b.message(api.MessageUpsert{ID: 3, Content: "edited", EditedAt: at(1)})
+	got := map[api.ID]string{}
+	for _, m := range b.pending.Messages {
+		got[m.ID] = m.Content
+	}
+	want := map[api.ID]string{1: "edited", 2: "second edit", 3: "edited"}
+	if len(b.pending.Messages) != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pending %v, want %v", got, want)
 	}
 }

@@ -56,6 +56,13 @@ type Config struct {
 	// Tests point it at a fake Discord.
 	Transport http.RoundTripper
 	Log       *slog.Logger
+	// ReconnectDelay is the first pause before reconnecting to the
+	// gateway (it grows with each try); zero is arikawa's 4 s. Tests make
+	// it short.
+	ReconnectDelay time.Duration
+	// RetryAfter is the first pause before a channel Discord failed on is
+	// tried again (doubling up to 30 minutes); zero is 30 s.
+	RetryAfter time.Duration
 }
 
 // Searchd is what the bot asks of searchd; shared/client's socket client
@@ -71,6 +78,7 @@ type Searchd interface {
 	OptOut(context.Context, api.ID) (*api.OptOut, error)
 	OptIn(context.Context, api.ID) (*api.OptOut, error)
 	OptOutStatus(context.Context, api.ID) (*api.OptOut, error)
+	MessageIDs(ctx context.Context, channel, from, to api.ID) (*api.MessageIDs, error)
 }
 
 var _ Searchd = (*client.Client)(nil)
@@ -88,11 +96,19 @@ type Bot struct {
 	spool   *spool.Spool
 	batch   *batcher
 	pages   *pages
+	marks   *marks
+	status  *status
 
-	// backfillQueue receives guilds to page through; overflow asks for a
-	// catch-up after the spool was full.
-	backfillQueue chan discord.GuildID
-	overflow      chan struct{}
+	// guildQueue holds the guilds to catch up and page through (queued
+	// tells), retryQueue channels to try again; gapped says the spool
+	// could not take some channels' messages, which lost lists.
+	queueMu    sync.Mutex
+	guildQueue []discord.GuildID
+	queued     chan struct{}
+	retryQueue chan retry
+	gapped     chan struct{}
+	lostMu     sync.Mutex
+	lost       map[discord.ChannelID]discord.GuildID
 
 	mu       sync.Mutex
 	commands map[discord.GuildID]bool // guilds whose commands are registered
@@ -112,6 +128,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg.FlushEvery = cmpOr(cfg.FlushEvery, time.Second)
 	cfg.BatchItems = cmpOr(cfg.BatchItems, 100)
 	cfg.SpoolMax = cmpOr(cfg.SpoolMax, 256<<20)
+	cfg.RetryAfter = cmpOr(cfg.RetryAfter, 30*time.Second)
 	sp, err := spool.Open(cfg.SpoolDir, cfg.SpoolMax, cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
@@ -121,6 +138,10 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 			sp.Close() // its lock: connect tries New again
 		}
 	}()
+	mk, err := loadMarks(cfg.SpoolDir)
+	if err != nil {
+		return nil, fmt.Errorf("sync marks: %w", err)
+	}
 	token := "Bot " + cfg.Token
 	hc := httputil.NewClient()
 	hc.Client = httpdriver.WrapClient(http.Client{Transport: cfg.Transport, Timeout: 30 * time.Second})
@@ -137,16 +158,21 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	}
 	id := gateway.DefaultIdentifier(token)
 	id.AddIntents(Intents)
-	g := gateway.NewCustomWithIdentifier(gateway.AddGatewayParams(data.URL), id, nil)
+	opts := gateway.DefaultGatewayOpts
+	opts.FatalCloseCodes = fatalCloseCodes()
+	if d := cfg.ReconnectDelay; d > 0 {
+		opts.ReconnectDelay = func(try int) time.Duration { return d * time.Duration(1+try) }
+	}
+	g := gateway.NewCustomWithIdentifier(gateway.AddGatewayParams(data.URL), id, &opts)
 	sess := session.NewWithGateway(g, handler.New())
 	sess.Client = rest
 	b := &Bot{
 		cfg: cfg, log: cfg.Log, state: state.NewFromSession(sess, defaultstore.New()),
-		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(),
-		backfillQueue: make(chan discord.GuildID, 64), overflow: make(chan struct{}, 1),
-		commands: map[discord.GuildID]bool{},
+		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
+		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1),
+		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
 	}
-	b.batch = &batcher{spool: sp, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, overflow: b.overflow}
+	b.batch = &batcher{spool: sp, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
 	b.addHandlers()
 	return b, nil
@@ -173,18 +199,47 @@ func (b *Bot) Run(ctx context.Context) error {
 	run(func(ctx context.Context) { b.spool.Run(ctx, b.post) })
 	run(b.batch.run)
 	run(b.backfillLoop)
-	if err := b.state.Open(ctx); err != nil {
-		cancel()
-		wg.Wait()
-		return fmt.Errorf("discord gateway: %w", err)
-	}
-	b.log.Info("connected to Discord", "spooled_batches", b.spool.Len())
-	<-ctx.Done()
-	err := b.state.Close()
+	err := b.gateway(ctx)
 	b.active.Wait() // interactions in flight finish their replies
 	cancel()
 	wg.Wait()
+	if err := b.marks.save(); err != nil {
+		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
+	}
 	return err
+}
+
+// gateway connects and stays connected until ctx ends or Discord closes
+// the gateway for good (a FatalCloseError, also left in the status file).
+func (b *Bot) gateway(ctx context.Context) error {
+	for {
+		err := b.state.Open(ctx)
+		if err == nil {
+			b.log.Info("connected to Discord", "spooled_batches", b.spool.Len())
+			err = b.state.Wait(ctx)
+		}
+		if fatal := fatalClose(err); fatal != nil {
+			b.state.Close()
+			b.log.Error("Discord closed the gateway for good; stopping", "code", fatal.Code, "what_to_do", fatalCloses[fatal.Code])
+			if err := b.status.update(func(s *api.BotStatus) {
+				now := time.Now().UTC()
+				s.Stopped, s.StoppedAt = fatal.Error(), &now
+			}); err != nil {
+				b.log.Warn("cannot write the bot status", "err", err)
+			}
+			return fatal
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		// The gateway gave up on something that may pass: connect anew.
+		b.log.Warn("Discord gateway stopped; connecting again", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(cmpOr(b.cfg.ReconnectDelay, 5*time.Second)):
+		}
+	}
 }
 
 // post sends one spooled batch to searchd.
@@ -205,14 +260,6 @@ func (b *Bot) Backfill() {
 		if b.allowed(g.ID) {
 			b.queueBackfill(g.ID)
 		}
-	}
-}
-
-func (b *Bot) queueBackfill(g discord.GuildID) {
-	select {
-	case b.backfillQueue <- g:
-	default:
-		b.log.Warn("backfill queue full; guild skipped this time", "guild", g)
 	}
 }
 

@@ -12,6 +12,14 @@ import (
 // arrive (arikawa's plain handlers each get a goroutine, which could put
 // an edit before its message), so they only queue work and return.
 func (b *Bot) addHandlers() {
+	// A new session: events missed since the last one are gone, so every
+	// channel has a gap until its catch-up (GUILD_CREATE queues it). A
+	// RESUMED session replays what it missed and keeps them whole.
+	b.state.AddSyncHandler(func(*gateway.ReadyEvent) {
+		b.marks.newSession()
+		b.noteStatus(b.status.update(func(s *api.BotStatus) { s.Stopped, s.StoppedAt = "", nil }))
+	})
+	b.state.AddSyncHandler(func(e *gateway.ResumedEvent) { b.log.Info("gateway session resumed") })
 	b.state.AddSyncHandler(func(e *gateway.GuildCreateEvent) {
 		if !b.allowed(e.ID) {
 			b.log.Info("guild not in the allowlist; ignored", "guild", e.ID)
@@ -43,6 +51,23 @@ func (b *Bot) addHandlers() {
 		for i := range e.Threads {
 			place(&e.Threads[i])
 		}
+	})
+	// Deleted channels and threads, and guilds the bot was removed from,
+	// stop being served: searchd forgets them.
+	forget := func(g discord.GuildID, ch discord.ChannelID) {
+		if b.allowed(g) {
+			b.marks.forget(ch)
+			b.batch.forget([]api.ID{api.ID(ch)}, nil)
+		}
+	}
+	b.state.AddSyncHandler(func(e *gateway.ChannelDeleteEvent) { forget(e.GuildID, e.ID) })
+	b.state.AddSyncHandler(func(e *gateway.ThreadDeleteEvent) { forget(e.GuildID, e.ID) })
+	b.state.AddSyncHandler(func(e *gateway.GuildDeleteEvent) {
+		if e.Unavailable || !b.allowed(e.ID) {
+			return // an outage: the guild comes back
+		}
+		b.log.Warn("the bot was removed from a server; forgetting its messages", "guild", e.ID)
+		b.batch.forget(nil, []api.ID{api.ID(e.ID)})
 	})
 	b.state.AddSyncHandler(func(e *gateway.MessageCreateEvent) { b.message(&e.Message, e.Member) })
 	b.state.AddSyncHandler(func(e *gateway.MessageUpdateEvent) { b.message(&e.Message, e.Member) })

@@ -99,7 +99,7 @@ func TestOptOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch, _ := e.bot.state.Channel(general)
-	if _, err := e.bot.backfillChannel(ctx, *ch); err != nil {
+	if _, err := e.bot.history(ctx, *ch); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := e.c.Stats(ctx); st.Messages != total-int64(len(bobs))+1 {

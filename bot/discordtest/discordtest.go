@@ -1,8 +1,11 @@
 // Package discordtest is a fake Discord for tests: the REST API the bot
 // uses, served by httptest behind a transport that rewrites discord.com
 // to it, and a websocket gateway that speaks the real protocol (HELLO,
-// IDENTIFY, READY, heartbeats, dispatches). It records what the bot sends
-// so tests can assert on it.
+// IDENTIFY, READY, heartbeats, dispatches). Like Discord, it keeps a
+// session's events so a RESUME replays what a dropped connection missed,
+// answers a RESUME it refuses with INVALID_SESSION, can close the
+// gateway with any close code, and can fail any REST route with 429 or
+// 5xx. It records what the bot sends so tests can assert on it.
 package discordtest
 
 import (
@@ -57,9 +60,32 @@ type Discord struct {
 	calls    []Call
 	conn     *websocket.Conn
 	intents  uint // what the bot identified with
-	seq      int
 	ready    chan struct{}
 	changed  chan struct{}
+	faults   []*fault
+	removed  bool // the bot was removed from the guild
+
+	// The gateway session: its ID, its sequence and its events (kept for
+	// RESUME), how often the bot identified and resumed.
+	session      string
+	seq          int
+	events       []event
+	refuseResume bool
+	identified   int
+	resumed      int
+}
+
+// event is one dispatch of the session, kept for a RESUME.
+type event struct {
+	seq  int
+	name string
+	data json.RawMessage
+}
+
+// fault makes the next n requests of a route fail.
+type fault struct {
+	method, part string
+	status, n    int
 }
 
 // New starts a fake Discord hosting g.
@@ -146,27 +172,214 @@ func (d *Discord) WaitReady() {
 	}
 }
 
-// Dispatch sends a gateway event (op 0) such as MESSAGE_CREATE.
-func (d *Discord) Dispatch(event string, data any) {
+// Dispatch sends a gateway event (op 0) such as MESSAGE_CREATE. Like
+// Discord, it keeps the event in the session: while the bot is
+// disconnected it waits there for a RESUME, and it is lost if the
+// session is not resumed.
+func (d *Discord) Dispatch(name string, data any) {
 	d.t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.send(0, event, data); err != nil {
-		d.t.Fatalf("discordtest: dispatch %s: %v", event, err)
+	d.dispatch(name, data)
+}
+
+// dispatch is Dispatch with d.mu held.
+func (d *Discord) dispatch(name string, data any) {
+	d.t.Helper()
+	raw, err := json.Marshal(data)
+	if err != nil {
+		d.t.Fatalf("discordtest: dispatch %s: %v", name, err)
+	}
+	d.seq++
+	d.events = append(d.events, event{d.seq, name, raw})
+	if d.conn != nil {
+		d.writeEvent(d.events[len(d.events)-1]) // a write error is a dropped connection: the event waits for RESUME
 	}
 }
 
-// send writes one gateway payload; d.mu is held.
+func (d *Discord) writeEvent(e event) error {
+	return d.conn.WriteJSON(map[string]any{"op": 0, "d": e.data, "s": e.seq, "t": e.name})
+}
+
+// send writes one gateway payload; a dispatch (op 0) is kept in the
+// session, as dispatch does. d.mu is held.
 func (d *Discord) send(op int, event string, data any) error {
+	if op == 0 {
+		d.dispatch(event, data)
+		return nil
+	}
 	if d.conn == nil {
 		return fmt.Errorf("no gateway connection")
 	}
-	p := map[string]any{"op": op, "d": data}
-	if op == 0 {
-		d.seq++
-		p["s"], p["t"] = d.seq, event
+	return d.conn.WriteJSON(map[string]any{"op": op, "d": data})
+}
+
+// Post stores messages and dispatches their MESSAGE_CREATE.
+func (d *Discord) Post(msgs ...discord.Message) {
+	d.t.Helper()
+	d.AddHistory(msgs...)
+	for _, m := range msgs {
+		d.Dispatch("MESSAGE_CREATE", m)
 	}
-	return d.conn.WriteJSON(p)
+}
+
+// Edit replaces a stored message and dispatches its MESSAGE_UPDATE.
+func (d *Discord) Edit(m discord.Message) {
+	d.t.Helper()
+	d.Replace(m)
+	d.Dispatch("MESSAGE_UPDATE", m)
+}
+
+// Replace changes a stored message without telling the gateway.
+func (d *Discord) Replace(m discord.Message) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, old := range d.messages[m.ChannelID] {
+		if old.ID == m.ID {
+			d.messages[m.ChannelID][i] = m
+		}
+	}
+}
+
+// Delete removes a stored message and dispatches its MESSAGE_DELETE.
+func (d *Discord) Delete(ch discord.ChannelID, id discord.MessageID) {
+	d.t.Helper()
+	d.Remove(ch, id)
+	d.Dispatch("MESSAGE_DELETE", map[string]any{"id": id, "channel_id": ch, "guild_id": d.guild.Guild.ID})
+}
+
+// Remove deletes a stored message without telling the gateway.
+func (d *Discord) Remove(ch discord.ChannelID, id discord.MessageID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.messages[ch] = slices.DeleteFunc(d.messages[ch], func(m discord.Message) bool { return m.ID == id })
+}
+
+// DeleteChannel deletes a channel or thread with its messages and
+// dispatches CHANNEL_DELETE or THREAD_DELETE. Deleting a channel deletes
+// its threads too, as Discord does, without an event of their own.
+func (d *Discord) DeleteChannel(id discord.ChannelID) {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var gone *discord.Channel
+	keep := func(list []discord.Channel) []discord.Channel {
+		return slices.DeleteFunc(list, func(c discord.Channel) bool {
+			if c.ID == id {
+				c := c
+				gone = &c
+			}
+			if c.ID == id || c.ParentID == id && isThread(c.Type) {
+				delete(d.messages, c.ID)
+				return true
+			}
+			return false
+		})
+	}
+	d.guild.Channels, d.guild.Archived = keep(d.guild.Channels), keep(d.guild.Archived)
+	delete(d.messages, id)
+	if gone == nil {
+		d.t.Fatalf("discordtest: no channel %s to delete", id)
+	}
+	gone.GuildID = d.guild.Guild.ID
+	if isThread(gone.Type) {
+		d.dispatch("THREAD_DELETE", map[string]any{"id": gone.ID, "guild_id": gone.GuildID, "parent_id": gone.ParentID, "type": gone.Type})
+	} else {
+		d.dispatch("CHANNEL_DELETE", gone)
+	}
+}
+
+// RemoveBot removes the bot from the guild (kicked, or the guild deleted):
+// GUILD_DELETE without "unavailable", and the guild's routes refuse it
+// from now on.
+func (d *Discord) RemoveBot() {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.removed = true
+	d.dispatch("GUILD_DELETE", map[string]any{"id": d.guild.Guild.ID})
+}
+
+func isThread(t discord.ChannelType) bool {
+	return t == discord.GuildPublicThread || t == discord.GuildPrivateThread || t == discord.GuildAnnouncementThread
+}
+
+// Fault makes the next n requests whose method is method and whose path
+// contains part fail with status: 429 (with Retry-After: 1) or a 5xx.
+func (d *Discord) Fault(method, part string, status, n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.faults = append(d.faults, &fault{method, part, status, n})
+}
+
+// Disconnect drops the gateway connection without a close frame, as a
+// network failure does; the bot reconnects and resumes.
+func (d *Discord) Disconnect() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conn != nil {
+		d.conn.UnderlyingConn().Close()
+		d.conn = nil
+	}
+}
+
+// RefuseResume makes every RESUME from now on fail with INVALID_SESSION
+// (d: false), as when Discord has dropped the session: the bot identifies
+// anew and the session's missed events are lost.
+func (d *Discord) RefuseResume() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.refuseResume = true
+}
+
+// InvalidateSession sends INVALID_SESSION (d: false) on the live
+// connection: the bot must identify anew.
+func (d *Discord) InvalidateSession() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.session = ""
+	if err := d.send(9, "", false); err != nil {
+		d.t.Errorf("discordtest: invalid session: %v", err)
+	}
+}
+
+// CloseGateway closes the gateway connection with a close code, such as
+// 4004 (authentication failed) or 4014 (disallowed intents).
+func (d *Discord) CloseGateway(code int, reason string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conn == nil {
+		d.t.Fatal("discordtest: no gateway connection to close")
+	}
+	d.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
+	d.conn.Close()
+	d.conn = nil
+}
+
+// Sessions reports how often the bot identified (a new session) and
+// resumed one.
+func (d *Discord) Sessions() (identified, resumed int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.identified, d.resumed
+}
+
+// WaitSessions waits until the bot identified and resumed at least so
+// often, or fails the test.
+func (d *Discord) WaitSessions(identified, resumed int) {
+	d.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		i, r := d.Sessions()
+		if i >= identified && r >= resumed {
+			return
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			d.t.Fatalf("discordtest: waited for %d identifies and %d resumes, got %d and %d", identified, resumed, i, r)
+		}
+	}
 }
 
 func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +401,15 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/api/v9")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if d.failed(w, r) {
+		return
+	}
+	d.mu.Lock()
+	removed := d.removed
+	d.mu.Unlock()
 	switch {
+	case removed && path != "/gateway/bot" && parts[0] != "interactions" && parts[0] != "webhooks":
+		writeJSON(w, 403, map[string]any{"message": "Missing Access", "code": 50001})
 	case path == "/gateway/bot":
 		writeJSON(w, 200, map[string]any{"url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway", "shards": 1,
 			"session_start_limit": map[string]int{"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}})
@@ -241,6 +462,28 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// failed answers a request a Fault names.
+func (d *Discord) failed(w http.ResponseWriter, r *http.Request) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, f := range d.faults {
+		if f.method != r.Method || !strings.Contains(r.URL.Path, f.part) {
+			continue
+		}
+		if f.n--; f.n == 0 {
+			d.faults = slices.Delete(d.faults, i, i+1)
+		}
+		if f.status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, 429, map[string]any{"message": "You are being rate limited.", "retry_after": 1.0, "global": false})
+		} else {
+			writeJSON(w, f.status, map[string]any{"message": http.StatusText(f.status), "code": 0})
+		}
+		return true
+	}
+	return false
+}
+
 // messagesPage serves GET /channels/{id}/messages like Discord: at most
 // limit (≤ 100) messages, newest first, before or after a message.
 func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel string) {
@@ -255,7 +498,13 @@ func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel s
 	after, _ := discord.ParseSnowflake(q.Get("after"))
 	d.mu.Lock()
 	all := slices.Clone(d.messages[discord.ChannelID(id)])
+	exists := slices.ContainsFunc(d.guild.Channels, func(c discord.Channel) bool { return c.ID == discord.ChannelID(id) }) ||
+		slices.ContainsFunc(d.guild.Archived, func(c discord.Channel) bool { return c.ID == discord.ChannelID(id) })
 	d.mu.Unlock()
+	if !exists {
+		writeJSON(w, 404, map[string]any{"message": "Unknown Channel", "code": 10003})
+		return
+	}
 	var page []discord.Message
 	if after.IsValid() {
 		for _, m := range all { // the oldest after it
@@ -277,9 +526,10 @@ func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel s
 	writeJSON(w, 200, page)
 }
 
-// gateway speaks the gateway protocol on one websocket: HELLO, then READY
-// and GUILD_CREATE after IDENTIFY, heartbeat ACKs, and whatever tests
-// Dispatch.
+// gateway speaks the gateway protocol on one websocket: HELLO; READY and
+// GUILD_CREATE after IDENTIFY (a new session); after RESUME the events the
+// session missed and RESUMED, or INVALID_SESSION when it refuses; heartbeat
+// ACKs; and whatever tests Dispatch.
 func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 	c, err := d.upgrad.Upgrade(w, r, nil)
 	if err != nil {
@@ -301,6 +551,10 @@ func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		d.mu.Lock()
+		if d.conn != c { // dropped by the test
+			d.mu.Unlock()
+			return
+		}
 		switch p.Op {
 		case 1: // heartbeat
 			err = d.send(11, "", nil)
@@ -316,17 +570,26 @@ func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 				d.mu.Unlock()
 				return
 			}
-			err = d.send(0, "READY", map[string]any{"v": 9, "user": d.Me, "session_id": "fake-session",
-				"resume_gateway_url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway",
-				"guilds":             []map[string]any{{"id": d.guild.Guild.ID, "unavailable": true}}, "private_channels": []any{},
-				"application": map[string]any{"id": d.App, "flags": 0}})
-			if err == nil {
-				err = d.send(0, "GUILD_CREATE", d.guildCreate())
+			err = d.identify()
+		case 6: // resume
+			var res struct {
+				SessionID string `json:"session_id"`
+				Seq       int    `json:"seq"`
 			}
-			select {
-			case <-d.ready:
-			default:
-				close(d.ready)
+			json.Unmarshal(p.D, &res)
+			if d.refuseResume || res.SessionID != d.session {
+				err = d.send(9, "", false)
+				break
+			}
+			d.resumed++
+			for _, e := range d.events {
+				if e.seq > res.Seq && err == nil {
+					err = d.writeEvent(e)
+				}
+			}
+			if err == nil {
+				d.seq++
+				err = d.writeEvent(event{d.seq, "RESUMED", json.RawMessage("{}")})
 			}
 		}
 		d.mu.Unlock()
@@ -334,6 +597,29 @@ func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// identify begins a new session; d.mu is held.
+func (d *Discord) identify() error {
+	d.identified++
+	d.session, d.seq, d.events = fmt.Sprintf("fake-session-%d", d.identified), 0, nil
+	guilds := []map[string]any{}
+	if !d.removed {
+		guilds = append(guilds, map[string]any{"id": d.guild.Guild.ID, "unavailable": true})
+	}
+	d.dispatch("READY", map[string]any{"v": 9, "user": d.Me, "session_id": d.session,
+		"resume_gateway_url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway",
+		"guilds":             guilds, "private_channels": []any{},
+		"application": map[string]any{"id": d.App, "flags": 0}})
+	if !d.removed {
+		d.dispatch("GUILD_CREATE", d.guildCreate())
+	}
+	select {
+	case <-d.ready:
+	default:
+		close(d.ready)
+	}
+	return nil
 }
 
 func (d *Discord) guildCreate() map[string]any {

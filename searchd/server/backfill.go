@@ -40,3 +40,30 @@ func (s *Server) setBackfill(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.backfill(w, r)
 }
+
+// messageIDs lists a channel's stored message IDs in a range, for the
+// bot's reconciliation with Discord.
+func (s *Server) messageIDs(w http.ResponseWriter, r *http.Request) error {
+	ch, err := pathParamID(r, "channel")
+	if err != nil {
+		return err
+	}
+	var from, to api.ID
+	for _, p := range []struct {
+		name string
+		v    *api.ID
+	}{{"from", &from}, {"to", &to}} {
+		if *p.v, err = api.ParseID(r.URL.Query().Get(p.name)); err != nil || *p.v < 0 {
+			return errorf(http.StatusBadRequest, "%s must be a message ID", p.name)
+		}
+	}
+	ids, err := s.DB.MessageIDs(r.Context(), ch, int64(from), int64(to), api.MaxMessageIDs+1)
+	if err != nil {
+		return err
+	}
+	out := api.MessageIDs{IDs: make([]api.ID, 0, len(ids)), More: len(ids) > api.MaxMessageIDs}
+	for _, id := range ids[:min(len(ids), api.MaxMessageIDs)] {
+		out.IDs = append(out.IDs, api.ID(id))
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,6 +83,11 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	forgot, err := s.forgetPlaces(r.Context(), &in)
+	if err != nil {
+		return err
+	}
+	res.Deleted += forgot
 	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted, "truncated", res.Truncated)
 	if res.Conflicts > 0 {
 		s.Log.Warn("messages refused: their IDs are stored in another channel", "count", res.Conflicts, "ids", res.ConflictIDs)
@@ -94,7 +101,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 
 // toBatch validates a request batch and converts it.
 func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
-	if n := len(in.Guilds) + len(in.Channels) + len(in.Messages) + len(in.Deletes); n == 0 {
+	if n := in.Items(); n == 0 {
 		return nil, errorf(http.StatusBadRequest, "empty batch")
 	} else if n > api.MaxBatchItems {
 		return nil, errorf(http.StatusBadRequest, "batch has %d items; at most %d", n, api.MaxBatchItems)
@@ -158,7 +165,50 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 		}
 		b.Deletes = append(b.Deletes, int64(id))
 	}
+	for i, id := range append(in.ForgetChannels, in.ForgetGuilds...) {
+		if id == 0 {
+			return nil, errorf(http.StatusBadRequest, "forget[%d]: id is required", i)
+		}
+	}
 	return &b, nil
+}
+
+// forgetPlaces forgets the channels (with their threads) and guilds a
+// batch names, as searchd forget --channel does: deleted on Discord, or
+// the bot removed from them. It returns how many messages it forgot.
+func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, error) {
+	var chans []int64
+	for _, g := range in.ForgetGuilds {
+		ids, err := s.DB.ChannelsOf(ctx, int64(g), 0)
+		if err != nil {
+			return 0, err
+		}
+		chans = append(chans, ids...)
+	}
+	for _, c := range in.ForgetChannels {
+		chans = append(chans, int64(c))
+	}
+	n := 0
+	for i := 0; i < len(chans); i++ {
+		threads, err := s.DB.ChannelsOf(ctx, 0, chans[i])
+		if err != nil {
+			return n, err
+		}
+		for _, t := range threads {
+			if !slices.Contains(chans, t) {
+				chans = append(chans, t)
+			}
+		}
+		forgot, err := s.DB.Forget(ctx, sqlite.ForgetFilter{Channel: chans[i]}, s.Rules)
+		n += forgot
+		if err != nil {
+			return n, err
+		}
+	}
+	if n > 0 {
+		s.Log.Info("forgot deleted channels", "channels", len(chans), "messages", n)
+	}
+	return n, nil
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) error {

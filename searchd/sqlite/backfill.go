@@ -39,3 +39,56 @@ func (db *DB) SetBackfill(ctx context.Context, b *Backfill) error {
 		return err
 	})
 }
+
+// MessageIDs lists, ascending, at most limit IDs of a channel's stored
+// messages from from to to (inclusive): what the bot compares a page of
+// Discord's history with to find the messages deleted there.
+func (db *DB) MessageIDs(ctx context.Context, channel, from, to int64, limit int) ([]int64, error) {
+	// A snowflake holds its creation time: the time range (with a margin
+	// for clocks) keeps the search inside the channel's index.
+	at := func(id int64, margin int64) int64 { return ((id>>22)+discordEpochMillis)*1000 + margin }
+	rows, err := db.db.QueryContext(ctx, `SELECT id FROM messages WHERE channel_id = ? AND created_at BETWEEN ? AND ?
+		AND id BETWEEN ? AND ? ORDER BY id LIMIT ?`,
+		channel, at(from, -timeMarginMicros), at(to, timeMarginMicros), from, to, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+const (
+	discordEpochMillis = 1420070400000
+	timeMarginMicros   = int64(time.Hour / time.Microsecond)
+)
+
+// ChannelsOf lists the stored channels of a guild (parent 0) or the
+// threads of a channel.
+func (db *DB) ChannelsOf(ctx context.Context, guild, parent int64) ([]int64, error) {
+	q, arg := `SELECT id FROM channels WHERE guild_id = ?`, guild
+	if parent != 0 {
+		q, arg = `SELECT id FROM channels WHERE parent_id = ?`, parent
+	}
+	rows, err := db.db.QueryContext(ctx, q, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -190,7 +190,30 @@ type MessageBatch struct {
 	Channels []Channel       `json:"channels,omitempty"`
 	Messages []MessageUpsert `json:"messages,omitempty"`
 	Deletes  []ID            `json:"deletes,omitempty"`
+	// ForgetChannels are channels or threads deleted on Discord: their
+	// messages and their threads' are forgotten, as searchd forget
+	// --channel does. ForgetGuilds are servers the bot was removed from:
+	// every channel of theirs is forgotten. Both apply after the rest.
+	ForgetChannels []ID `json:"forget_channels,omitempty"`
+	ForgetGuilds   []ID `json:"forget_guilds,omitempty"`
 }
+
+// Items is the number of items the batch carries (at most MaxBatchItems).
+func (b *MessageBatch) Items() int {
+	return len(b.Guilds) + len(b.Channels) + len(b.Messages) + len(b.Deletes) + len(b.ForgetChannels) + len(b.ForgetGuilds)
+}
+
+// MessageIDs is the response of GET /v1/channels/{id}/message-ids: the
+// IDs of a channel's stored messages from one ID to another, ascending.
+type MessageIDs struct {
+	IDs []ID `json:"ids"`
+	// More: the limit cut the list; ask again from after the last.
+	More bool `json:"more,omitempty"`
+}
+
+// MaxMessageIDs is the most IDs one GET /v1/channels/{id}/message-ids
+// returns.
+const MaxMessageIDs = 5000
 
 // Guild names a Discord server.
 type Guild struct {

@@ -110,6 +110,14 @@ func (c *Client) Backfill(ctx context.Context, channel api.ID) (*api.Backfill, e
 	return &out, c.do(ctx, "GET", "/v1/backfill/"+channel.String(), nil, nil, &out)
 }
 
+// MessageIDs calls GET /v1/channels/{channel}/message-ids: the stored
+// messages of a channel from one ID to another (inclusive).
+func (c *Client) MessageIDs(ctx context.Context, channel, from, to api.ID) (*api.MessageIDs, error) {
+	var out api.MessageIDs
+	q := url.Values{"from": {from.String()}, "to": {to.String()}}
+	return &out, c.do(ctx, "GET", "/v1/channels/"+channel.String()+"/message-ids", q, nil, &out)
+}
+
 // SetBackfill calls PUT /v1/backfill/{channel}.
 func (c *Client) SetBackfill(ctx context.Context, b *api.Backfill) error {
 	var out api.Backfill

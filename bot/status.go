@@ -1,0 +1,63 @@
+package bot
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// status keeps api.BotStatus in the spool directory, for --check and
+// searchd doctor.
+type status struct {
+	path string
+
+	mu sync.Mutex
+	s  api.BotStatus
+}
+
+func newStatus(dir string) *status {
+	st := &status{path: filepath.Join(dir, api.BotStatusFile)}
+	if old, err := api.ReadBotStatus(dir); err == nil && old != nil {
+		st.s.Stopped, st.s.StoppedAt = old.Stopped, old.StoppedAt // until the bot connects
+	}
+	return st
+}
+
+// update changes the status and writes it.
+func (st *status) update(f func(s *api.BotStatus)) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	f(&st.s)
+	st.s.UpdatedAt = time.Now().UTC()
+	data, err := json.MarshalIndent(&st.s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(st.path, data)
+}
+
+func (st *status) incomplete(ch discord.Channel, why string, retrying bool) error {
+	return st.update(func(s *api.BotStatus) {
+		s.Incomplete = slices.DeleteFunc(s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == api.ID(ch.ID) })
+		s.Incomplete = append(s.Incomplete, api.IncompleteChannel{Channel: api.ID(ch.ID), Guild: api.ID(ch.GuildID),
+			Name: ch.Name, Why: why, Retrying: retrying})
+	})
+}
+
+func (st *status) complete(ch discord.ChannelID) error {
+	st.mu.Lock()
+	found := slices.ContainsFunc(st.s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == api.ID(ch) })
+	st.mu.Unlock()
+	if !found {
+		return nil
+	}
+	return st.update(func(s *api.BotStatus) {
+		s.Incomplete = slices.DeleteFunc(s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == api.ID(ch) })
+	})
+}

@@ -1,0 +1,432 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/utils/httputil"
+
+	"dsearch/shared/api"
+)
+
+// How a channel is synced (docs/bot.md, "Catch-up and reconciliation"):
+//
+//  1. Catch-up from the channel's high-water mark (marks.go): first the
+//     page of up to 100 messages before the mark is fetched again, then
+//     every page after it. Each page is reconciled: searchd gets every
+//     message (an edit wins by its edit time) and forgets the stored
+//     messages of the page's span that Discord no longer has.
+//  2. History: pages back from searchd's backfill checkpoint, each
+//     reconciled the same way, until the channel's first message.
+//
+// Every channel of a guild is caught up before any history is paged, so
+// one long history does not hold back the others' catch-up.
+
+// retry is a channel to sync again after Discord failed on it.
+type retry struct {
+	ch      discord.Channel
+	attempt int
+}
+
+// maxRetryWait bounds the pause before a failed channel is tried again.
+const maxRetryWait = 30 * time.Minute
+
+// errYield stops a history pass so that a catch-up waiting goes first;
+// the history resumes from its checkpoint.
+var errYield = errors.New("history paused for a catch-up")
+
+// syncChannels catches up every channel, then pages through their
+// history. A channel Discord failed on is tried again later.
+func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt int) {
+	failed := map[discord.ChannelID]error{}
+	for _, ch := range chans {
+		if err := b.catchUp(ctx, ch); err != nil {
+			failed[ch.ID] = err
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	yielded := false
+	for i, ch := range chans {
+		if failed[ch.ID] != nil {
+			continue
+		}
+		n, err := b.history(ctx, ch)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, errYield):
+			// Come back to these channels once the catch-up is done.
+			for _, rest := range chans[i:] {
+				if failed[rest.ID] == nil {
+					b.scheduleRetry(ctx, retry{rest, attempt}, 0)
+				}
+			}
+			yielded = true
+		case err != nil:
+			failed[ch.ID] = err
+		default:
+			if n > 0 {
+				b.log.Info("backfill: channel done", "guild", ch.GuildID, "channel", ch.ID, "messages", n, "progress", i+1, "of", len(chans))
+			}
+		}
+		if yielded {
+			break
+		}
+	}
+	for _, ch := range chans {
+		err := failed[ch.ID]
+		if err == nil {
+			if !yielded {
+				b.noteStatus(b.status.complete(ch.ID))
+			}
+			continue
+		}
+		b.channelFailed(ctx, ch, err, attempt)
+	}
+}
+
+// channelFailed reports a channel Discord failed on and, unless retrying
+// cannot help, tries it again after a pause that doubles each time.
+func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, attempt int) {
+	var he *httputil.HTTPError
+	switch {
+	case errors.As(err, &he) && he.Status == 404:
+		return // deleted: its CHANNEL_DELETE or THREAD_DELETE forgets it
+	case errors.As(err, &he) && he.Status == 403:
+		b.log.Warn("backfill: channel skipped", "channel", ch.ID, "err", discordErr(err))
+		b.noteStatus(b.status.incomplete(ch, discordErr(err).Error(), false))
+		return
+	}
+	wait := min(b.cfg.RetryAfter<<min(attempt, 20), maxRetryWait)
+	b.log.Warn("backfill: channel failed; trying again later", "channel", ch.ID, "retry_in", wait, "err", err)
+	b.noteStatus(b.status.incomplete(ch, err.Error(), true))
+	b.scheduleRetry(ctx, retry{ch, attempt + 1}, wait)
+}
+
+func (b *Bot) scheduleRetry(ctx context.Context, r retry, wait time.Duration) {
+	time.AfterFunc(wait, func() {
+		select {
+		case b.retryQueue <- r:
+		case <-ctx.Done():
+		}
+	})
+}
+
+func (b *Bot) noteStatus(err error) {
+	if err != nil {
+		b.log.Warn("cannot write the bot status file", "err", err)
+	}
+}
+
+// catchUp fetches what a channel got since its high-water mark and
+// reconciles the page before it; a channel never synced starts with its
+// newest page. The channel is whole again (live messages move its mark)
+// if nothing was lost meanwhile.
+func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
+	c := b.marks.begin(ch.ID)
+	from, known := b.marks.mark(ch.ID)
+	cp, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return b.searchd.Backfill(ctx, api.ID(ch.ID)) })
+	if err != nil {
+		return err
+	}
+	if !known && cp.Newest != 0 {
+		// Stored before marks were kept: the newest stored message is all
+		// there is to go on.
+		from, known = discord.MessageID(cp.Newest), true
+	}
+	rest := b.state.WithContext(ctx)
+	if !known {
+		// Never synced: the newest page sets the mark, and the history
+		// goes on from its oldest message.
+		msgs, err := rest.MessagesBefore(ch.ID, 0, pageSize)
+		if err != nil {
+			return err
+		}
+		if err := b.reconcile(ctx, ch, msgs, len(msgs) < pageSize, 0); err != nil {
+			return err
+		}
+		newest := discord.MessageID(0)
+		if len(msgs) > 0 {
+			newest = msgs[0].ID
+		}
+		b.marks.fetched(ch.ID, newest)
+		if cp.Before == 0 && !cp.Complete {
+			cp.Complete = len(msgs) < pageSize
+			if len(msgs) > 0 {
+				cp.Before = api.ID(msgs[len(msgs)-1].ID)
+			}
+			if _, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return cp, b.searchd.SetBackfill(ctx, cp) }); err != nil {
+				return err
+			}
+		}
+	} else {
+		// The page before the mark: edits and deletions made there while
+		// the bot was away.
+		if from != 0 {
+			msgs, err := rest.MessagesBefore(ch.ID, from+1, pageSize)
+			if err != nil {
+				return err
+			}
+			if err := b.reconcile(ctx, ch, msgs, len(msgs) < pageSize, from); err != nil {
+				return err
+			}
+		}
+		for after := from; ; {
+			msgs, err := rest.MessagesAfter(ch.ID, after, pageSize) // newest first
+			if err != nil {
+				return err
+			}
+			if len(msgs) == 0 {
+				break
+			}
+			if err := b.reconcileAfter(ctx, ch, msgs, after); err != nil {
+				return err
+			}
+			after = msgs[0].ID
+			b.marks.fetched(ch.ID, after)
+			if len(msgs) < pageSize {
+				break
+			}
+		}
+	}
+	if !b.marks.finish(c) {
+		b.log.Info("backfill: the channel lost events during its catch-up; catching up again", "channel", ch.ID)
+		b.markLost(map[discord.ChannelID]discord.GuildID{ch.ID: ch.GuildID})
+	}
+	if err := b.marks.save(); err != nil {
+		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
+	}
+	return nil
+}
+
+// history pages back from searchd's checkpoint, a page at a time, saving
+// the checkpoint after each page. It returns how many messages it sent,
+// and errYield when a catch-up waits.
+func (b *Bot) history(ctx context.Context, ch discord.Channel) (int, error) {
+	cp, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return b.searchd.Backfill(ctx, api.ID(ch.ID)) })
+	if err != nil {
+		return 0, err
+	}
+	rest := b.state.WithContext(ctx)
+	sent := 0
+	before := discord.MessageID(cp.Before)
+	for !cp.Complete {
+		if b.catchUpWaiting() {
+			return sent, errYield
+		}
+		msgs, err := rest.MessagesBefore(ch.ID, before, pageSize) // newest first
+		if err != nil {
+			return sent, err
+		}
+		upTo := discord.MessageID(0) // the newest page: up to its newest message
+		if before != 0 {
+			upTo = before - 1
+		}
+		if err := b.reconcile(ctx, ch, msgs, len(msgs) < pageSize, upTo); err != nil {
+			return sent, err
+		}
+		sent += len(msgs)
+		if len(msgs) > 0 {
+			before = msgs[len(msgs)-1].ID
+		}
+		cp.Before, cp.Complete = api.ID(before), len(msgs) < pageSize
+		if _, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return cp, b.searchd.SetBackfill(ctx, cp) }); err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
+// catchUpWaiting reports whether a catch-up is queued.
+func (b *Bot) catchUpWaiting() bool {
+	b.queueMu.Lock()
+	defer b.queueMu.Unlock()
+	return len(b.guildQueue) > 0 || len(b.gapped) > 0
+}
+
+// reconcile makes searchd match a page Discord returned for "before"
+// (newest first): every message of it is sent, and the stored messages
+// Discord no longer has are deleted, from the page's oldest message (the
+// channel's start when fromStart) to upTo (0: the page's newest; no
+// later message is known to be missing).
+func (b *Bot) reconcile(ctx context.Context, ch discord.Channel, msgs []discord.Message, fromStart bool, upTo discord.MessageID) error {
+	from := discord.MessageID(1)
+	if !fromStart && len(msgs) > 0 {
+		from = msgs[len(msgs)-1].ID
+	}
+	if upTo == 0 {
+		if len(msgs) == 0 {
+			return nil
+		}
+		upTo = msgs[0].ID
+	}
+	if !fromStart && len(msgs) == 0 {
+		return nil
+	}
+	return b.sendReconciled(ctx, ch, msgs, from, upTo)
+}
+
+// reconcileAfter is reconcile for a page Discord returned for "after"
+// (newest first): its span is from after to its newest message.
+func (b *Bot) reconcileAfter(ctx context.Context, ch discord.Channel, msgs []discord.Message, after discord.MessageID) error {
+	return b.sendReconciled(ctx, ch, msgs, after+1, msgs[0].ID)
+}
+
+// sendReconciled sends a page with the deletions of the stored messages
+// from..upTo that it lacks, straight to searchd (a checkpoint or mark
+// that follows must not run ahead of them). searchd keeps the newest edit
+// of a message, and never brings back a deleted one, so a page racing
+// live events cannot undo them.
+func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []discord.Message, from, upTo discord.MessageID) error {
+	batch := &api.MessageBatch{Messages: make([]api.MessageUpsert, 0, len(msgs))}
+	onDiscord := map[api.ID]bool{}
+	for i := range msgs {
+		if msgs[i].GuildID == 0 {
+			msgs[i].GuildID = ch.GuildID // REST pages leave it out
+		}
+		onDiscord[api.ID(msgs[i].ID)] = true
+		if !msgs[i].Author.ID.IsValid() {
+			continue
+		}
+		batch.Messages = append(batch.Messages, upsert(&msgs[i], nil))
+	}
+	for lo := api.ID(from); lo <= api.ID(upTo); {
+		stored, err := retryFunc(ctx, b, func() (*api.MessageIDs, error) {
+			return b.searchd.MessageIDs(ctx, api.ID(ch.ID), lo, api.ID(upTo))
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range stored.IDs {
+			if !onDiscord[id] {
+				batch.Deletes = append(batch.Deletes, id)
+			}
+		}
+		if !stored.More || len(stored.IDs) == 0 {
+			break
+		}
+		lo = stored.IDs[len(stored.IDs)-1] + 1
+	}
+	if len(batch.Deletes) > 0 {
+		b.log.Info("reconcile: messages deleted on Discord", "channel", ch.ID, "count", len(batch.Deletes))
+	}
+	for _, part := range split(batch, api.MaxBatchItems) {
+		if _, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return b.searchd.PostMessages(ctx, part) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spoolLost is the batcher telling that the spool could not take some
+// channels' messages (refused events in all): each such channel has a gap
+// until a catch-up.
+func (b *Bot) spoolLost(chans map[discord.ChannelID]discord.GuildID, refused int, cause error) {
+	b.noteStatus(b.status.update(func(s *api.BotStatus) {
+		now := time.Now().UTC()
+		s.SpoolFailures += int64(refused)
+		s.LastSpoolFailure, s.LastSpoolFailAt = cause.Error(), &now
+	}))
+	b.markLost(chans)
+}
+
+func (b *Bot) markLost(chans map[discord.ChannelID]discord.GuildID) {
+	b.lostMu.Lock()
+	for ch, g := range chans {
+		b.marks.gap(ch)
+		b.lost[ch] = g
+	}
+	b.lostMu.Unlock()
+	select {
+	case b.gapped <- struct{}{}:
+	default:
+	}
+}
+
+// catchUpLost catches up the channels whose messages the spool could not
+// take, once it takes events again: once searchd has emptied it.
+func (b *Bot) catchUpLost(ctx context.Context) {
+	for b.spool.Len() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	b.lostMu.Lock()
+	lost := b.lost
+	b.lost = map[discord.ChannelID]discord.GuildID{}
+	b.lostMu.Unlock()
+	var chans []discord.Channel
+	for _, id := range slices.Sorted(maps.Keys(lost)) {
+		ch, err := b.state.Channel(id)
+		if err != nil {
+			ch = &discord.Channel{ID: id, GuildID: lost[id]}
+		}
+		chans = append(chans, *ch)
+	}
+	b.log.Info("catching up the channels whose events the spool could not take", "channels", len(chans))
+	b.syncChannels(ctx, chans, 0)
+}
+
+// queueBackfill asks for a guild to be caught up and paged through; a
+// guild already waiting is not queued twice.
+func (b *Bot) queueBackfill(g discord.GuildID) {
+	b.queueMu.Lock()
+	if !slices.Contains(b.guildQueue, g) {
+		b.guildQueue = append(b.guildQueue, g)
+	}
+	b.queueMu.Unlock()
+	select {
+	case b.queued <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Bot) nextGuild() (discord.GuildID, bool) {
+	b.queueMu.Lock()
+	defer b.queueMu.Unlock()
+	if len(b.guildQueue) == 0 {
+		return 0, false
+	}
+	g := b.guildQueue[0]
+	b.guildQueue = b.guildQueue[1:]
+	return g, true
+}
+
+// retryFunc calls f until searchd answers, waiting longer each time; only a
+// refusal or ctx ending stops it.
+func retryFunc[T any](ctx context.Context, b *Bot, f func() (T, error)) (T, error) {
+	wait := 500 * time.Millisecond
+	for {
+		v, err := f()
+		var ae *api.Error
+		if err == nil || errors.As(err, &ae) && ae.Status/100 == 4 {
+			return v, err
+		}
+		b.log.Warn("backfill: searchd unavailable; waiting", "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// discordErr explains a Discord refusal; 403 means the bot lacks Read
+// Message History there.
+func discordErr(err error) error {
+	var he *httputil.HTTPError
+	if errors.As(err, &he) && he.Status == 403 {
+		return fmt.Errorf("Discord refused (403): the bot lacks View Channel or Read Message History here")
+	}
+	return err
+}
