@@ -132,4 +132,3 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 	b.batch.places(nil, places)
 	return out, nil
 }
-

@@ -17,7 +17,7 @@ import (
 // batcher gathers live events into small batches and hands them to the
 // spool: one every flushEvery, or sooner when maxItems are waiting.
 type batcher struct {
-	spool      *spool.Spool
+	put        func(*api.MessageBatch) error // the spool's Put
 	log        *slog.Logger
 	maxItems   int
 	flushEvery time.Duration
@@ -120,7 +120,7 @@ func (b *batcher) flush() {
 	refused := 0
 	var lastErr error
 	for _, part := range split(&b.pending, api.MaxBatchItems) {
-		if err := b.spool.Put(part); err != nil {
+		if err := b.put(part); err != nil {
 			lastErr = err
 			refused += part.Items()
 			for _, m := range part.Messages {

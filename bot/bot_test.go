@@ -234,7 +234,10 @@ type env struct {
 	mu      sync.Mutex
 }
 
-func setup(t *testing.T, configure ...func(*Config)) *env {
+// setup starts searchd, a fake Discord and a bot; configure may hold
+// func(*Config) and func(*discordtest.Discord), applied before the bot
+// starts.
+func setup(t *testing.T, configure ...any) *env {
 	if testing.Short() {
 		t.Skip("builds and runs searchd")
 	}
@@ -254,7 +257,14 @@ func setup(t *testing.T, configure ...func(*Config)) *env {
 		Backfill: true, PageSize: 2, FlushEvery: 30 * time.Millisecond, Transport: d.Transport(),
 		Log: slog.New(slog.NewTextHandler(logs, nil)), ReconnectDelay: 50 * time.Millisecond, RetryAfter: 200 * time.Millisecond}
 	for _, f := range configure {
-		f(&cfg)
+		switch f := f.(type) {
+		case func(*Config):
+			f(&cfg)
+		case func(*discordtest.Discord):
+			f(d)
+		default:
+			t.Fatalf("setup: cannot configure with %T", f)
+		}
 	}
 	e := &env{t: t, log: logs, discord: d, sd: sd, c: client.New(sd.sock), cfg: cfg}
 	e.start()

@@ -64,6 +64,7 @@ type Discord struct {
 	changed  chan struct{}
 	faults   []*fault
 	removed  bool // the bot was removed from the guild
+	offline  bool // the gateway refuses connections
 
 	// The gateway session: its ID, its sequence and its events (kept for
 	// RESUME), how often the bot identified and resumed.
@@ -323,6 +324,19 @@ func (d *Discord) Disconnect() {
 	}
 }
 
+// Offline makes the gateway refuse connections (a Discord or network
+// outage) until Offline(false); events dispatched meanwhile wait in the
+// session for a RESUME.
+func (d *Discord) Offline(off bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.offline = off
+	if off && d.conn != nil {
+		d.conn.UnderlyingConn().Close()
+		d.conn = nil
+	}
+}
+
 // RefuseResume makes every RESUME from now on fail with INVALID_SESSION
 // (d: false), as when Discord has dropped the session: the bot identifies
 // anew and the session's missed events are lost.
@@ -383,6 +397,13 @@ func (d *Discord) WaitSessions(identified, resumed int) {
 }
 
 func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	offline := d.offline
+	d.mu.Unlock()
+	if r.URL.Path == "/gateway" && offline {
+		http.Error(w, "gateway unavailable", http.StatusServiceUnavailable)
+		return
+	}
 	if r.URL.Path == "/gateway" {
 		d.gateway(w, r)
 		return
@@ -432,6 +453,17 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(body, &m)
 		m["id"], m["channel_id"], m["author"] = "2", "1", d.Me
 		writeJSON(w, 200, m)
+	case r.Method == "GET" && len(parts) == 2 && parts[0] == "channels":
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		for _, c := range append(slices.Clone(d.guild.Channels), d.guild.Archived...) {
+			if c.ID.String() == parts[1] {
+				c.GuildID = d.guild.Guild.ID
+				writeJSON(w, 200, c)
+				return
+			}
+		}
+		writeJSON(w, 404, map[string]any{"message": "Unknown Channel", "code": 10003})
 	case r.Method == "GET" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		d.messagesPage(w, r, parts[1])
 	case r.Method == "GET" && len(parts) == 4 && parts[0] == "guilds" && parts[2] == "members":

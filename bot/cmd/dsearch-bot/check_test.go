@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"dsearch/shared/api"
 )
 
 // --check talks only to a daemon the server's own rules would trust: a
@@ -77,5 +81,53 @@ func TestCheckCountsOnlyBatches(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "1 batches wait") {
 		t.Errorf("--check with one batch and two stray files: %s", &out)
+	}
+}
+
+// --check reports what the bot left in its status file: a fatal gateway
+// close fails it; channels left incomplete and spool failures are listed
+// (issues 24.2, 24.3, 24.8).
+func TestCheckReportsBotStatus(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dbc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o700)
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true,"version":"fake","schema_version":1}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	spoolDir := filepath.Join(dir, "spool")
+	os.MkdirAll(spoolDir, 0o700)
+	write := func(st api.BotStatus) {
+		b, _ := json.Marshal(st)
+		if err := os.WriteFile(filepath.Join(spoolDir, api.BotStatusFile), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	write(api.BotStatus{SpoolFailures: 7, LastSpoolFailure: "no space left on device", LastSpoolFailAt: &now,
+		Incomplete: []api.IncompleteChannel{{Channel: 2001, Guild: 1000, Name: "staff", Why: "Discord: 502 Bad Gateway", Retrying: true}}})
+	var out bytes.Buffer
+	if err := run([]string{"--check", "--socket", sock, "--spool", spoolDir}, &out); err != nil {
+		t.Errorf("--check with incomplete channels: %v", err)
+	}
+	for _, want := range []string{"channel 2001 (#staff, server 1000) is not fully synced: Discord: 502 Bad Gateway", "keeps trying",
+		"could not take 7 events", "no space left on device"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--check output lacks %q:\n%s", want, &out)
+		}
+	}
+	write(api.BotStatus{Stopped: "Discord closed the gateway with code 4014, disallowed intents: turn on Message Content Intent", StoppedAt: &now})
+	out.Reset()
+	if err := run([]string{"--check", "--socket", sock, "--spool", spoolDir}, &out); err == nil || !strings.Contains(err.Error(), "4014") {
+		t.Errorf("--check after a fatal close: %v\n%s", err, &out)
 	}
 }

@@ -30,9 +30,18 @@ import (
 	"dsearch/shared/client"
 )
 
+// exitConfig is the exit status (EX_CONFIG) when restarting cannot help
+// until a person acts: Discord refused the token or closed the gateway
+// for good. The systemd unit does not restart on it.
+const exitConfig = 78
+
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "dsearch-bot:", err)
+		var fatal *bot.FatalCloseError
+		if errors.As(err, &fatal) || errors.Is(err, bot.ErrBadToken) {
+			os.Exit(exitConfig)
+		}
 		os.Exit(1)
 	}
 }
@@ -122,14 +131,21 @@ func run(args []string, stdout io.Writer) error {
 }
 
 // checkSearchd checks that searchd answers, and reports what waits in
-// the spool: a rejected batch is history searchd does not have.
+// the spool (a rejected batch is history searchd does not have) and what
+// the bot left in its status file: a fatal gateway close, channels it
+// could not sync, events its spool could not take.
 func checkSearchd(socket, spoolDir string, stdout io.Writer) error {
+	stopped, err := reportBotStatus(spoolDir, stdout)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h, err := client.New(socket).Health(ctx)
 	if err != nil {
 		return err
 	}
+
 	fmt.Fprintf(stdout, "searchd %s is up (schema %d)\n", h.Version, h.SchemaVersion)
 	if waiting, _ := spool.Waiting(spoolDir); len(waiting) > 0 {
 		fmt.Fprintf(stdout, "%d batches wait in %s for searchd (delivered in order while the bot runs)\n", len(waiting), spoolDir)
@@ -142,7 +158,34 @@ func checkSearchd(socket, spoolDir string, stdout io.Writer) error {
 		return fmt.Errorf("searchd refused %d batches; they are kept in %s (once the cause is fixed: dsearch-bot --replay-rejected)",
 			len(rejected), filepath.Join(spoolDir, "rejected"))
 	}
+	if stopped != "" {
+		return fmt.Errorf("the bot stopped for good: %s", stopped)
+	}
 	return nil
+}
+
+// reportBotStatus prints what the bot's status file says; it returns why
+// the bot stopped for good, if it did.
+func reportBotStatus(spoolDir string, stdout io.Writer) (stopped string, err error) {
+	st, err := api.ReadBotStatus(spoolDir)
+	if err != nil || st == nil {
+		return "", err
+	}
+	if st.Stopped != "" {
+		fmt.Fprintf(stdout, "the bot stopped at %s: %s\n", st.StoppedAt.Local().Format(time.DateTime), st.Stopped)
+	}
+	for _, c := range st.Incomplete {
+		when := "the bot keeps trying while it runs"
+		if !c.Retrying {
+			when = "fix the cause, then restart the bot or send it SIGHUP"
+		}
+		fmt.Fprintf(stdout, "channel %s (#%s, server %s) is not fully synced: %s (%s)\n", c.Channel, c.Name, c.Guild, c.Why, when)
+	}
+	if st.SpoolFailures > 0 {
+		fmt.Fprintf(stdout, "the spool could not take %d events since the bot started (last at %s: %s); the bot fetched their channels again\n",
+			st.SpoolFailures, st.LastSpoolFailAt.Local().Format(time.DateTime), st.LastSpoolFailure)
+	}
+	return st.Stopped, nil
 }
 
 // replayRejected sends the rejected batches to searchd again. It is safe

@@ -218,6 +218,18 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 		add(false, "searchd refused %d of the bot's batches; they are kept in %s (fix the cause, then dsearch-bot --replay-rejected; docs/troubleshooting.md)",
 			len(refused), filepath.Join(spool, "rejected"))
 	}
+	// What the bot left for its operator: a fatal gateway close, channels
+	// it could not sync.
+	if st, err := api.ReadBotStatus(spool); err != nil {
+		warn("the bot's status file in %s is unreadable: %v", spool, err)
+	} else if st != nil {
+		if st.Stopped != "" {
+			add(false, "the bot stopped for good: %s", st.Stopped)
+		}
+		for _, c := range st.Incomplete {
+			warn("the bot could not sync channel %s (#%s): %s (dsearch-bot --check)", c.Channel, c.Name, c.Why)
+		}
+	}
 	// Model and ONNX Runtime.
 	if cfg.Model == "" {
 		warn("no embedding model configured: only keyword search (set --model; make model fetches one)")

@@ -1,0 +1,255 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/bot/discordtest"
+	"dsearch/shared/api"
+)
+
+// stored reports whether searchd holds a message.
+func (e *env) stored(id discord.MessageID) bool {
+	_, err := e.c.Message(context.Background(), api.ID(id), 0, 0)
+	return err == nil
+}
+
+// content is a stored message's text ("" when not stored).
+func (e *env) content(id discord.MessageID) string {
+	m, err := e.c.Message(context.Background(), api.ID(id), 0, 0)
+	if err != nil {
+		return ""
+	}
+	return m.Message.Content
+}
+
+func (e *env) waitStored(what string, msgs ...discord.Message) {
+	e.t.Helper()
+	waitFor(e.t, what, func() bool {
+		for _, m := range msgs {
+			if !e.stored(m.ID) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func series(ch discord.ChannelID, from time.Time, n int, text string) []discord.Message {
+	var out []discord.Message
+	for i := range n {
+		out = append(out, message(ch, user(bob, "bob"), from.Add(time.Duration(i)*time.Second), fmt.Sprintf("%s %d", text, i)))
+	}
+	return out
+}
+
+// After a restart, a live message in a channel whose catch-up has not run
+// yet (another channel's pages are slow) does not hide the messages sent
+// while the bot was down (issue 24.1).
+func TestCatchupAfterRestartIgnoresLiveMessages(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// More than the page before the mark that every catch-up reconciles.
+	missed := series(staff, t0.Add(300*24*time.Hour), 150, "said while the bot was down")
+	e.discord.AddHistory(missed...)
+	e.discord.Fault("GET", "/channels/2000/messages", 429, 2) // #general's catch-up waits
+	e.start()
+	e.discord.WaitSessions(2, 0)
+	live := message(staff, user(alice, "alice"), t0.Add(301*24*time.Hour), "live after the restart")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.waitStored("the messages sent while the bot was down", missed...)
+}
+
+// A refused RESUME (INVALID_SESSION, a new session) loses the session's
+// events: every channel is caught up from its mark, a live message does
+// not hide the gap, and the edits and deletions made meanwhile are
+// reconciled (issues 24.1, 24.9, 23.3).
+func TestCatchupAndReconcileAfterInvalidSession(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	before := series(general, t0.Add(200*24*time.Hour), 3, "live before the outage")
+	e.discord.Post(before...)
+	e.waitStored("live messages", before...)
+
+	e.discord.Offline(true)
+	e.discord.RefuseResume()
+	missed := series(staff, t0.Add(300*24*time.Hour), 150, "said during the outage")
+	e.discord.Post(missed...)
+	edited := h[250]
+	edited.Content, edited.EditedTimestamp = "the boiler was fine after all", discord.NewTimestamp(t0.Add(301*24*time.Hour))
+	e.discord.Edit(edited)
+	e.discord.Delete(general, h[251].ID)
+	e.discord.Delete(general, before[1].ID)
+	e.discord.Fault("GET", "/channels/2000/messages", 429, 2)
+	e.discord.Offline(false)
+	e.discord.WaitSessions(2, 0)
+	live := message(staff, user(alice, "alice"), t0.Add(302*24*time.Hour), "live after the new session")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.waitStored("the messages of the lost session", missed...)
+	waitFor(t, "the edit made during the outage", func() bool { return e.content(edited.ID) == edited.Content })
+	waitFor(t, "the deletions made during the outage", func() bool { return !e.stored(h[251].ID) && !e.stored(before[1].ID) })
+	if !e.stored(before[0].ID) || !e.stored(h[250].ID) {
+		t.Error("reconciliation deleted a message Discord still has")
+	}
+}
+
+// A RESUME replays what the session missed: nothing needs fetching.
+func TestResumeReplaysMissedEvents(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.discord.Offline(true)
+	missed := series(thread, t0.Add(300*24*time.Hour), 3, "replayed")
+	e.discord.Post(missed...)
+	e.discord.Offline(false)
+	e.discord.WaitSessions(1, 1)
+	e.waitStored("the replayed messages", missed...)
+}
+
+// The spool full while searchd is away: the dropped messages are fetched
+// again, even when live messages reach the channel first (issue 24.1).
+func TestSpoolOverflowIsCaughtUp(t *testing.T) {
+	e := setup(t, func(c *Config) { c.SpoolMax = 4000 })
+	e.backfilled(int64(len(history())))
+	e.sd.stop()
+	dropped := series(thread, t0.Add(300*24*time.Hour), 150, "while searchd was away")
+	for _, m := range dropped {
+		e.discord.Post(m)
+		time.Sleep(time.Millisecond)
+	}
+	waitFor(t, "the overflow", func() bool { return strings.Contains(e.log.String(), "spool full") })
+	e.sd.start()
+	live := message(thread, user(alice, "alice"), t0.Add(301*24*time.Hour), "live after searchd came back")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.waitStored("the messages the full spool dropped", dropped...)
+}
+
+// Any failure to spool (here a full disk) leads to a catch-up, a count in
+// the status file and a warning; a deletion waits in memory (issue 24.3).
+func TestSpoolFailureIsCaughtUp(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	var failing atomic.Bool
+	failing.Store(true)
+	e.bot.batch.mu.Lock()
+	put := e.bot.batch.put
+	e.bot.batch.put = func(b *api.MessageBatch) error {
+		if failing.Load() {
+			return errors.New("spool: write /spool/.tmp123: no space left on device")
+		}
+		return put(b)
+	}
+	e.bot.batch.mu.Unlock()
+	lost := series(staff, t0.Add(300*24*time.Hour), 20, "written to a full disk")
+	e.discord.Post(lost...)
+	e.discord.Delete(staff, h[252].ID)   // reconciled by #staff's catch-up
+	e.discord.Delete(general, h[250].ID) // #general has no gap: the deletion waits in memory
+	// The catch-up goes straight to searchd: it need not wait for the disk.
+	e.waitStored("the messages the spool could not take", lost...)
+	waitFor(t, "the deletion reconciled", func() bool { return !e.stored(h[252].ID) })
+	time.Sleep(100 * time.Millisecond) // a few flushes
+	if !e.stored(h[250].ID) {
+		t.Fatal("the deletion reached searchd while the spool could not take it?")
+	}
+	failing.Store(false)
+	waitFor(t, "the deletion that waited in memory", func() bool { return !e.stored(h[250].ID) })
+	st, err := api.ReadBotStatus(e.cfg.SpoolDir)
+	if err != nil || st == nil || st.SpoolFailures == 0 || !strings.Contains(st.LastSpoolFailure, "no space left") {
+		t.Errorf("status after spool failures: %+v, %v", st, err)
+	}
+	if !strings.Contains(e.log.String(), "cannot write to the spool") {
+		t.Error("no warning of the spool failure in the log")
+	}
+}
+
+// Every close code Discord documents as fatal ends Run with an error that
+// says what to do, left in the status file for --check (issue 24.2).
+func TestFatalGatewayCloseStopsTheBot(t *testing.T) {
+	e := setup(t)
+	for i, code := range []int{4004, 4010, 4011, 4012, 4013, 4014} {
+		if i > 0 {
+			e.start()
+		}
+		e.discord.WaitSessions(i+1, 0)
+		e.discord.CloseGateway(code, "closed by the test")
+		var err error
+		select {
+		case err = <-e.done:
+			e.done = nil
+		case <-time.After(10 * time.Second):
+			t.Fatalf("close %d: the bot neither reconnected nor exited", code)
+		}
+		var fatal *FatalCloseError
+		if !errors.As(err, &fatal) || fatal.Code != code || !strings.Contains(err.Error(), fmt.Sprint(code)) {
+			t.Errorf("close %d: Run returned %v", code, err)
+		}
+		st, _ := api.ReadBotStatus(e.cfg.SpoolDir)
+		if st == nil || !strings.Contains(st.Stopped, fmt.Sprint(code)) {
+			t.Errorf("close %d: status %+v", code, st)
+		}
+	}
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(&FatalCloseError{4014}), "Message Content Intent") ||
+		!strings.Contains(fmt.Sprint(&FatalCloseError{4004}), "token") {
+		t.Error("the messages do not say what to do")
+	}
+}
+
+// A channel Discord answers with 5xx again and again is tried again with
+// a growing pause in the same run, and reported incomplete until it
+// passes (issue 24.8).
+func TestChannelFailingWith5xxIsRetried(t *testing.T) {
+	e := setup(t, func(d *discordtest.Discord) {
+		d.Fault("GET", "/channels/2001/messages", 502, 12) // five tries a request: two skips
+		d.Fault("GET", "/channels/2002/messages", 500, 1_000_000)
+	})
+	h := history()
+	e.waitStored("#staff after its 5xx", h[252], h[253])
+	waitFor(t, "the thread reported incomplete", func() bool {
+		st, _ := api.ReadBotStatus(e.cfg.SpoolDir)
+		return st != nil && len(st.Incomplete) == 1 && st.Incomplete[0].Channel == thread && st.Incomplete[0].Retrying
+	})
+	if n := strings.Count(e.log.String(), "trying again later"); n < 3 {
+		t.Errorf("%d retries logged", n)
+	}
+}
+
+// Deleted threads and channels, and a guild the bot was removed from,
+// stop being served (issue 23.3).
+func TestDeletedChannelsAreForgotten(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	e.discord.DeleteChannel(thread)
+	waitFor(t, "the deleted thread forgotten", func() bool { return !e.stored(h[254].ID) })
+	e.discord.DeleteChannel(staff)
+	waitFor(t, "the deleted channel forgotten", func() bool { return !e.stored(h[252].ID) && !e.stored(h[253].ID) })
+	if !e.stored(h[250].ID) {
+		t.Fatal("a channel that still exists was forgotten")
+	}
+	r, err := e.c.Search(context.Background(), map[string][]string{"q": {"budget"}, "mode": {"lexical"}})
+	if err != nil || len(r.Results) != 0 {
+		t.Errorf("a deleted channel's text is still found: %+v, %v", r, err)
+	}
+	e.discord.RemoveBot()
+	waitFor(t, "the guild forgotten", func() bool {
+		st, err := e.c.Stats(context.Background())
+		return err == nil && st.Messages == 0
+	})
+}
