@@ -41,6 +41,9 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 		b.log.Error("backfill: cannot list channels", "guild", g, "err", err)
 		return
 	}
+	if _, err := b.forgetVanished(ctx, g, chans); err != nil {
+		b.log.Warn("backfill: cannot look for channels deleted while the bot was away", "guild", g, "err", err)
+	}
 	start := time.Now()
 	b.syncChannels(ctx, chans, 0)
 	if ctx.Err() == nil {

@@ -79,6 +79,7 @@ type Searchd interface {
 	OptIn(context.Context, api.ID) (*api.OptOut, error)
 	OptOutStatus(context.Context, api.ID) (*api.OptOut, error)
 	MessageIDs(ctx context.Context, channel, from, to api.ID) (*api.MessageIDs, error)
+	GuildChannels(context.Context, api.ID) (*api.GuildChannels, error)
 }
 
 var _ Searchd = (*client.Client)(nil)
@@ -142,6 +143,25 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sync marks: %w", err)
 	}
+	st, err := dial(ctx, cfg, Intents)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bot{
+		cfg: cfg, log: cfg.Log, state: st,
+		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
+		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1),
+		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
+	}
+	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost}
+	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
+	b.addHandlers()
+	return b, nil
+}
+
+// dial connects to Discord's REST API and prepares (without opening)
+// the gateway with intents.
+func dial(ctx context.Context, cfg Config, intents gateway.Intents) (*state.State, error) {
 	token := "Bot " + cfg.Token
 	hc := httputil.NewClient()
 	hc.Client = httpdriver.WrapClient(http.Client{Transport: cfg.Transport, Timeout: 30 * time.Second})
@@ -157,7 +177,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		return nil, fmt.Errorf("cannot reach Discord: %w", err)
 	}
 	id := gateway.DefaultIdentifier(token)
-	id.AddIntents(Intents)
+	id.AddIntents(intents)
 	opts := gateway.DefaultGatewayOpts
 	opts.FatalCloseCodes = fatalCloseCodes()
 	if d := cfg.ReconnectDelay; d > 0 {
@@ -166,16 +186,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	g := gateway.NewCustomWithIdentifier(gateway.AddGatewayParams(data.URL), id, &opts)
 	sess := session.NewWithGateway(g, handler.New())
 	sess.Client = rest
-	b := &Bot{
-		cfg: cfg, log: cfg.Log, state: state.NewFromSession(sess, defaultstore.New()),
-		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
-		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1),
-		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
-	}
-	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost}
-	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
-	b.addHandlers()
-	return b, nil
+	return state.NewFromSession(sess, defaultstore.New()), nil
 }
 
 func cmpOr[T comparable](v, def T) T {

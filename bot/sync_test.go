@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,6 +64,7 @@ func TestCatchupAfterRestartIgnoresLiveMessages(t *testing.T) {
 	// More than the page before the mark that every catch-up reconciles.
 	missed := series(staff, t0.Add(300*24*time.Hour), 150, "said while the bot was down")
 	e.discord.AddHistory(missed...)
+	e.discord.DeleteChannel(thread) // unseen: no bot is connected
 	e.discord.Fault("GET", "/channels/2000/messages", 429, 2) // #general's catch-up waits
 	e.start()
 	e.discord.WaitSessions(2, 0)
@@ -69,6 +72,7 @@ func TestCatchupAfterRestartIgnoresLiveMessages(t *testing.T) {
 	e.discord.Post(live)
 	e.waitStored("the live message", live)
 	e.waitStored("the messages sent while the bot was down", missed...)
+	waitFor(t, "the thread deleted while the bot was down forgotten", func() bool { return !e.stored(history()[254].ID) })
 }
 
 // A refused RESUME (INVALID_SESSION, a new session) loses the session's
@@ -252,4 +256,52 @@ func TestDeletedChannelsAreForgotten(t *testing.T) {
 		st, err := e.c.Stats(context.Background())
 		return err == nil && st.Messages == 0
 	})
+}
+
+// dsearch-bot --reconcile pages through whole histories: an edit and a
+// deletion far back, and a thread deleted while the bot was away, are
+// fixed; cut short, it resumes from the page it reached (issues 24.9,
+// 23.3).
+func TestFullReconciliationResumes(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.discord.Remove(general, h[10].ID) // far older than any catch-up's window
+	edited := h[20]
+	edited.Content, edited.EditedTimestamp = "an old message, edited years later", discord.NewTimestamp(t0.Add(500*24*time.Hour))
+	e.discord.Replace(edited)
+	e.discord.DeleteChannel(thread) // no bot connected: its THREAD_DELETE is never seen
+
+	// The second page of #general fails (five tries): the run stops there.
+	e.discord.FaultAfter("GET", "/channels/2000/messages", 500, 1, 5)
+	var out strings.Builder
+	err := Reconcile(context.Background(), e.cfg, &out)
+	if err == nil || !strings.Contains(err.Error(), "run dsearch-bot --reconcile again") {
+		t.Fatalf("a reconciliation cut short: %v\n%s", err, &out)
+	}
+	if e.stored(h[254].ID) {
+		t.Error("the thread deleted while the bot was away is still served")
+	}
+	pages := len(e.discord.Calls("GET", "/channels/2000/messages"))
+	staffPages := len(e.discord.Calls("GET", "/channels/2001/messages"))
+	out.Reset()
+	if err := Reconcile(context.Background(), e.cfg, &out); err != nil {
+		t.Fatalf("the resumed reconciliation: %v\n%s", err, &out)
+	}
+	resumed := e.discord.Calls("GET", "/channels/2000/messages")[pages:]
+	if !strings.Contains(out.String(), "resuming") || len(resumed) == 0 || resumed[0].Query.Get("before") == "" {
+		t.Errorf("the second run did not resume from its page: %v\n%s", resumed, &out)
+	}
+	if n := len(e.discord.Calls("GET", "/channels/2001/messages")); n != staffPages {
+		t.Errorf("the second run paged #staff again (%d requests, %d before)", n, staffPages)
+	}
+	if e.stored(h[10].ID) || e.content(edited.ID) != edited.Content || !e.stored(h[11].ID) {
+		t.Errorf("after reconciling: deleted stored %v, edit %q, neighbour stored %v", e.stored(h[10].ID), e.content(edited.ID), e.stored(h[11].ID))
+	}
+	if _, err := os.Stat(filepath.Join(e.cfg.SpoolDir, progressFile)); !os.IsNotExist(err) {
+		t.Errorf("the progress file stays after a whole reconciliation: %v", err)
+	}
 }

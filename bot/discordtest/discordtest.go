@@ -83,10 +83,10 @@ type event struct {
 	data json.RawMessage
 }
 
-// fault makes the next n requests of a route fail.
+// fault makes n requests of a route fail after skip of them passed.
 type fault struct {
-	method, part string
-	status, n    int
+	method, part    string
+	status, skip, n int
 }
 
 // New starts a fake Discord hosting g.
@@ -308,9 +308,14 @@ func isThread(t discord.ChannelType) bool {
 // Fault makes the next n requests whose method is method and whose path
 // contains part fail with status: 429 (with Retry-After: 1) or a 5xx.
 func (d *Discord) Fault(method, part string, status, n int) {
+	d.FaultAfter(method, part, status, 0, n)
+}
+
+// FaultAfter is Fault for the n requests that follow the next skip.
+func (d *Discord) FaultAfter(method, part string, status, skip, n int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.faults = append(d.faults, &fault{method, part, status, n})
+	d.faults = append(d.faults, &fault{method, part, status, skip, n})
 }
 
 // Disconnect drops the gateway connection without a close frame, as a
@@ -501,6 +506,10 @@ func (d *Discord) failed(w http.ResponseWriter, r *http.Request) bool {
 	for i, f := range d.faults {
 		if f.method != r.Method || !strings.Contains(r.URL.Path, f.part) {
 			continue
+		}
+		if f.skip > 0 {
+			f.skip--
+			return false
 		}
 		if f.n--; f.n == 0 {
 			d.faults = slices.Delete(d.faults, i, i+1)

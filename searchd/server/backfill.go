@@ -67,3 +67,21 @@ func (s *Server) messageIDs(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
+
+// guildChannels lists the channels and threads stored for a guild, for
+// the bot to find those deleted while it was away.
+func (s *Server) guildChannels(w http.ResponseWriter, r *http.Request) error {
+	g, err := pathParamID(r, "guild")
+	if err != nil {
+		return err
+	}
+	ids, err := s.DB.ChannelsOf(r.Context(), g, 0)
+	if err != nil {
+		return err
+	}
+	out := api.GuildChannels{Channels: make([]api.ID, len(ids))}
+	for i, id := range ids {
+		out.Channels[i] = api.ID(id)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -211,6 +211,12 @@ type MessageIDs struct {
 	More bool `json:"more,omitempty"`
 }
 
+// GuildChannels is the response of GET /v1/guilds/{id}/channels: the
+// channels and threads searchd holds for a guild.
+type GuildChannels struct {
+	Channels []ID `json:"channels"`
+}
+
 // MaxMessageIDs is the most IDs one GET /v1/channels/{id}/message-ids
 // returns.
 const MaxMessageIDs = 5000

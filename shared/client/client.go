@@ -118,6 +118,12 @@ func (c *Client) MessageIDs(ctx context.Context, channel, from, to api.ID) (*api
 	return &out, c.do(ctx, "GET", "/v1/channels/"+channel.String()+"/message-ids", q, nil, &out)
 }
 
+// GuildChannels calls GET /v1/guilds/{guild}/channels.
+func (c *Client) GuildChannels(ctx context.Context, guild api.ID) (*api.GuildChannels, error) {
+	var out api.GuildChannels
+	return &out, c.do(ctx, "GET", "/v1/guilds/"+guild.String()+"/channels", nil, nil, &out)
+}
+
 // SetBackfill calls PUT /v1/backfill/{channel}.
 func (c *Client) SetBackfill(ctx context.Context, b *api.Backfill) error {
 	var out api.Backfill

@@ -50,7 +50,7 @@ func main() {
 type options struct {
 	data, socket, spool, guilds, logLevel, logFormat *string
 	spoolMax                                         *int64
-	backfill, check, replay                          *bool
+	backfill, check, replay, reconcile               *bool
 	page                                             *int
 }
 
@@ -66,6 +66,7 @@ func newFlags() (*flag.FlagSet, *options) {
 		page:      fs.Int("page-size", 5, "results per reply page"),
 		check:     fs.Bool("check", false, "only check that searchd answers and that the spool holds no rejected batches, then exit"),
 		replay:    fs.Bool("replay-rejected", false, "send the batches searchd refused (SPOOL/rejected) again, then exit"),
+		reconcile: fs.Bool("reconcile", false, "page through every readable channel's whole history, fix edits and deletions searchd missed, then exit (resumable; runs beside the bot)"),
 		logLevel:  fs.String("log-level", "info", "debug, info, warn or error"),
 		logFormat: fs.String("log-format", "text", "text or json"),
 	}
@@ -112,6 +113,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *o.reconcile {
+		return bot.Reconcile(ctx, cfg, stdout)
+	}
 	b, err := connect(ctx, cfg, log)
 	if ctx.Err() != nil {
 		return nil // stopped while waiting for Discord

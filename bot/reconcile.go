@@ -1,0 +1,250 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/gateway"
+	"github.com/diamondburned/arikawa/v3/utils/httputil"
+
+	"dsearch/shared/api"
+	"dsearch/shared/client"
+)
+
+// progressFile keeps a full reconciliation's progress in the spool
+// directory, so that one cut short resumes where it was.
+const progressFile = "reconcile-progress"
+
+// reconcileProgress is, per channel, where the full reconciliation is:
+// the oldest message it reached (0: not started), or done.
+type reconcileProgress struct {
+	Started  time.Time                            `json:"started"`
+	Channels map[discord.ChannelID]*channelCursor `json:"channels"`
+}
+
+type channelCursor struct {
+	Before discord.MessageID `json:"before,omitempty"`
+	Done   bool              `json:"done,omitempty"`
+}
+
+// Reconcile makes searchd match Discord for every readable channel of
+// every allowed guild: it pages through each channel's whole history
+// (100 messages a request, within Discord's rate limits, one request at
+// a time), sends every message (edits win by their edit time) and
+// deletes the stored messages Discord no longer has; channels and
+// threads deleted on Discord are forgotten. Progress is saved after each
+// page in the spool directory: run again after an interruption, it goes
+// on where it stopped. It runs beside a running bot (it does not use the
+// spool) and posts straight to searchd. It writes a line per channel to
+// out.
+func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.SpoolDir, 0o700); err != nil {
+		return err
+	}
+	st, err := dial(ctx, cfg, gateway.IntentGuilds)
+	if err != nil {
+		return err
+	}
+	sd := client.New(cfg.Socket)
+	b := &Bot{cfg: cfg, log: cfg.Log, state: st, searchd: sd, marks: &marks{through: map[discord.ChannelID]discord.MessageID{},
+		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}}}
+	b.batch = &batcher{log: cfg.Log, maxItems: api.MaxBatchItems, marks: b.marks,
+		put: func(mb *api.MessageBatch) error {
+			_, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return sd.PostMessages(ctx, mb) })
+			return err
+		}}
+	if err := st.Open(ctx); err != nil {
+		if fatal := fatalClose(err); fatal != nil {
+			return fatal
+		}
+		return fmt.Errorf("discord gateway: %w", err)
+	}
+	defer st.Close()
+	guilds, err := b.waitGuilds(ctx)
+	if err != nil {
+		return err
+	}
+
+	path := filepath.Join(cfg.SpoolDir, progressFile)
+	prog, err := loadProgress(path)
+	if err != nil {
+		return fmt.Errorf("reconcile progress %s: %w", path, err)
+	}
+	if prog.Started.IsZero() {
+		prog.Started = time.Now().UTC()
+	} else {
+		fmt.Fprintf(out, "resuming the reconciliation begun %s\n", prog.Started.Local().Format(time.DateTime))
+	}
+	save := func() error {
+		data, err := json.Marshal(prog)
+		if err != nil {
+			return err
+		}
+		return writeFileAtomic(path, data)
+	}
+	failed := 0
+	for _, g := range guilds {
+		chans, err := b.readableByBot(g)
+		if err != nil {
+			return fmt.Errorf("server %s: %w", g, err)
+		}
+		b.batch.flush() // names and threads before their messages
+		if n, err := b.forgetVanished(ctx, g, chans); err != nil {
+			return err
+		} else if n > 0 {
+			fmt.Fprintf(out, "server %s: forgot %d channels deleted on Discord\n", g, n)
+		}
+		for _, ch := range chans {
+			cur := prog.Channels[ch.ID]
+			if cur == nil {
+				cur = &channelCursor{}
+				prog.Channels[ch.ID] = cur
+			}
+			if cur.Done {
+				continue
+			}
+			n, err := b.reconcileChannel(ctx, ch, cur, save)
+			switch {
+			case ctx.Err() != nil:
+				return fmt.Errorf("reconciliation interrupted (run it again to go on): %w", ctx.Err())
+			case err != nil:
+				failed++
+				fmt.Fprintf(out, "#%s (%s): failed, run again to go on: %v\n", ch.Name, ch.ID, discordErr(err))
+			default:
+				fmt.Fprintf(out, "#%s (%s): %d messages reconciled\n", ch.Name, ch.ID, n)
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d channels not reconciled; run dsearch-bot --reconcile again to go on", failed)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	fmt.Fprintf(out, "reconciled %d channels of %d servers\n", len(prog.Channels), len(guilds))
+	return nil
+}
+
+// waitGuilds waits until the gateway has delivered every allowed guild
+// READY named.
+func (b *Bot) waitGuilds(ctx context.Context) ([]discord.GuildID, error) {
+	want := b.state.Ready().Guilds
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var have []discord.GuildID
+		missing := 0
+		for _, g := range want {
+			if !b.allowed(g.ID) {
+				continue
+			}
+			if _, err := b.state.Cabinet.Guild(g.ID); err == nil {
+				have = append(have, g.ID)
+			} else {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			return have, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// reconcileChannel pages back through a channel's whole history from
+// its cursor, reconciling each page and saving the cursor after it.
+func (b *Bot) reconcileChannel(ctx context.Context, ch discord.Channel, cur *channelCursor, save func() error) (int, error) {
+	rest := b.state.WithContext(ctx)
+	n := 0
+	for {
+		msgs, err := rest.MessagesBefore(ch.ID, cur.Before, pageSize)
+		if err != nil {
+			return n, err
+		}
+		upTo := discord.MessageID(0)
+		if cur.Before != 0 {
+			upTo = cur.Before - 1
+		}
+		if err := b.reconcile(ctx, ch, msgs, len(msgs) < pageSize, upTo); err != nil {
+			return n, err
+		}
+		n += len(msgs)
+		if len(msgs) > 0 {
+			cur.Before = msgs[len(msgs)-1].ID
+		}
+		cur.Done = len(msgs) < pageSize
+		if err := save(); err != nil {
+			return n, err
+		}
+		if cur.Done {
+			return n, nil
+		}
+	}
+}
+
+func loadProgress(path string) (*reconcileProgress, error) {
+	p := &reconcileProgress{Channels: map[discord.ChannelID]*channelCursor{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, err
+	}
+	if p.Channels == nil {
+		p.Channels = map[discord.ChannelID]*channelCursor{}
+	}
+	return p, nil
+}
+
+// forgetVanished forgets the channels and threads searchd holds for a
+// guild that Discord says no longer exist: deleted while the bot was
+// away. listed are the channels the bot reads now; each other stored
+// channel the gateway does not know costs one REST request, and is
+// forgotten on 404 Unknown Channel (403 means it exists, unreadable).
+func (b *Bot) forgetVanished(ctx context.Context, g discord.GuildID, listed []discord.Channel) (int, error) {
+	stored, err := retryFunc(ctx, b, func() (*api.GuildChannels, error) { return b.searchd.GuildChannels(ctx, api.ID(g)) })
+	if err != nil {
+		return 0, err
+	}
+	var gone []api.ID
+	for _, id := range stored.Channels {
+		ch := discord.ChannelID(id)
+		if slices.ContainsFunc(listed, func(c discord.Channel) bool { return c.ID == ch }) {
+			continue
+		}
+		if _, err := b.state.Cabinet.Channel(ch); err == nil {
+			continue
+		}
+		_, err := b.state.WithContext(ctx).Client.Channel(ch)
+		var he *httputil.HTTPError
+		if errors.As(err, &he) && he.Status == 404 {
+			gone = append(gone, id)
+			b.marks.forget(ch)
+		}
+	}
+	if len(gone) > 0 {
+		b.log.Info("forgetting channels deleted on Discord while the bot was away", "guild", g, "channels", len(gone))
+		b.batch.forget(gone, nil)
+	}
+	return len(gone), nil
+}
