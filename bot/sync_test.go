@@ -64,7 +64,7 @@ func TestCatchupAfterRestartIgnoresLiveMessages(t *testing.T) {
 	// More than the page before the mark that every catch-up reconciles.
 	missed := series(staff, t0.Add(300*24*time.Hour), 150, "said while the bot was down")
 	e.discord.AddHistory(missed...)
-	e.discord.DeleteChannel(thread) // unseen: no bot is connected
+	e.discord.DeleteChannel(thread)                           // unseen: no bot is connected
 	e.discord.Fault("GET", "/channels/2000/messages", 429, 2) // #general's catch-up waits
 	e.start()
 	e.discord.WaitSessions(2, 0)
