@@ -298,16 +298,20 @@ func inChunks(ids []int64, fn func([]any) error) error {
 // channels (or their public threads, as a filter reads them) count: a
 // name seen only where the asker cannot read must not be recognized.
 func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]int64, error) {
-	seen, args := "", []any(nil)
+	q := `SELECT DISTINCT user_id, LOWER(name) FROM user_names
+		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`
+	var args []any
 	if len(channels) > 0 {
+		// Each author is looked up once, by the author index, until one
+		// message of theirs in the channels turns up.
 		f := Filter{Channels: channels}
 		cond, cargs := f.where()
-		seen = ` AND EXISTS (SELECT 1 FROM messages m WHERE m.author_id = who` + cond + `)`
-		args = append(append(args, cargs...), cargs...)
+		q = `WITH seen(id) AS MATERIALIZED (SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM messages m WHERE m.author_id = u.id` + cond + `))
+		SELECT DISTINCT user_id, LOWER(name) FROM user_names WHERE user_id IN seen
+		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != '' AND id IN seen`
+		args = cargs
 	}
-	rows, err := db.db.QueryContext(ctx, `SELECT DISTINCT user_id, LOWER(name) FROM user_names WHERE 1=1`+
-		strings.ReplaceAll(seen, "who", "user_id")+`
-		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`+strings.ReplaceAll(seen, "who", "users.id"), args...)
+	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
