@@ -34,9 +34,7 @@ func (b *Bot) addHandlers() {
 		}
 		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
 		go b.registerCommands(e.ID)
-		if b.cfg.Backfill {
-			b.queueBackfill(e.ID)
-		}
+		b.queueBackfill(e.ID) // the catch-up always; history with --backfill
 	})
 	place := func(c *discord.Channel) {
 		if b.allowed(c.GuildID) {

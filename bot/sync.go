@@ -54,7 +54,7 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 	}
 	yielded := false
 	for i, ch := range chans {
-		if failed[ch.ID] != nil {
+		if failed[ch.ID] != nil || !b.cfg.Backfill {
 			continue
 		}
 		n, err := b.history(ctx, ch)
