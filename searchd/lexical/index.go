@@ -1,7 +1,6 @@
 package lexical
 
 import (
-	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -19,7 +18,8 @@ type Index struct {
 	mu       sync.RWMutex
 	docs     []doc
 	byID     map[int64]uint32
-	postings map[string][]posting
+	dead     bitset // docs deleted or replaced, until compaction
+	postings map[string]postingList
 	// prefixes lists, per CJK character, the bigram tokens it begins, for
 	// one-syllable terms (집 → 집에, 집이, 집).
 	prefixes map[rune][]string
@@ -34,10 +34,16 @@ type doc struct {
 	cjk                          string // lower-cased CJK runs, for phrases of 3+ characters
 }
 
+// posting is a message holding a term: how often, and the message's
+// length (in the struct's padding: no memory, and no look-up of the
+// message to score it), or longDoc when it does not fit.
 type posting struct {
 	doc uint32
 	tf  uint16
+	len uint16
 }
+
+const longDoc = math.MaxUint16
 
 // Doc is a message as the index keeps it.
 type Doc struct {
@@ -47,7 +53,7 @@ type Doc struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{byID: map[int64]uint32{}, postings: map[string][]posting{}, prefixes: map[rune][]string{}}
+	return &Index{byID: map[int64]uint32{}, postings: map[string]postingList{}, prefixes: map[rune][]string{}}
 }
 
 // Len is the number of messages indexed.
@@ -87,16 +93,18 @@ func (x *Index) Put(d Doc) {
 	x.docs = append(x.docs, doc{id: d.ID, channel: d.ChannelID, author: d.AuthorID, created: d.CreatedAt,
 		length: length, cjk: cjk.String()})
 	x.byID[d.ID] = n
+	x.dead.grow(len(x.docs))
 	x.live++
 	x.tokens += int64(length)
 	for tok, c := range counts {
-		p, known := x.postings[tok]
+		l, known := x.postings[tok]
 		if !known {
 			if r, _ := utf8.DecodeRuneInString(tok); isCJK(r) {
 				x.prefixes[r] = append(x.prefixes[r], tok)
 			}
 		}
-		x.postings[tok] = append(p, posting{doc: n, tf: uint16(min(c, math.MaxUint16))})
+		l.add(posting{doc: n, tf: uint16(min(c, math.MaxUint16)), len: uint16(min(length, longDoc))})
+		x.postings[tok] = l
 	}
 }
 
@@ -104,8 +112,8 @@ func (x *Index) Put(d Doc) {
 func (x *Index) Trim() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for tok, ps := range x.postings {
-		x.postings[tok] = slices.Clip(ps)
+	for tok, l := range x.postings {
+		x.postings[tok] = postingList{ps: slices.Clip(l.ps), blocks: slices.Clip(l.blocks)}
 	}
 	x.docs = slices.Clip(x.docs)
 }
@@ -124,6 +132,7 @@ func (x *Index) deleteLocked(id int64) {
 	}
 	d := &x.docs[n]
 	d.dead, d.cjk = true, ""
+	x.dead.set(n)
 	delete(x.byID, id)
 	x.live--
 	x.tokens -= int64(d.length)
@@ -144,23 +153,25 @@ func (x *Index) compactLocked() {
 			docs = append(docs, d)
 		}
 	}
-	for tok, ps := range x.postings {
-		out := ps[:0]
-		for _, p := range ps {
+	for tok, l := range x.postings {
+		var out postingList
+		for _, p := range l.ps {
 			if !x.docs[p.doc].dead {
-				out = append(out, posting{doc: renum[p.doc], tf: p.tf})
+				p.doc = renum[p.doc]
+				out.add(p)
 			}
 		}
-		if len(out) == 0 {
+		if len(out.ps) == 0 {
 			delete(x.postings, tok)
 			continue
 		}
-		x.postings[tok] = slices.Clip(out)
+		x.postings[tok] = postingList{ps: slices.Clip(out.ps), blocks: slices.Clip(out.blocks)}
 	}
 	for r, toks := range x.prefixes {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
 	}
 	x.docs = docs
+	x.dead = make(bitset, len(x.dead))
 }
 
 // Query is a keyword search: messages holding any of Terms, ranked by
@@ -200,172 +211,61 @@ const (
 	b  = 0.75
 )
 
-// Search ranks the messages that match q, best first, ties by ID.
-func (x *Index) Search(q Query) []Hit {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if x.live == 0 || q.Limit <= 0 {
-		return nil
-	}
-	// Each distinct term's matches, once.
-	matches := map[Term][]posting{}
-	all := slices.Clone(q.Terms)
-	for _, alt := range q.Required {
-		all = append(all, alt...)
-	}
-	for _, t := range all {
-		if _, ok := matches[t]; !ok {
-			matches[t] = x.match(t)
-		}
-	}
-	avg := float64(x.tokens) / float64(x.live)
-	sc := x.scratch()
-	defer scratchPool.Put(sc)
-	scored := map[Term]bool{}
-	for i, t := range all {
-		if scored[t] {
-			continue
-		}
-		scored[t] = true
-		ps := matches[t]
-		if i < len(q.Terms) { // a query term, not only a keyword
-			for _, p := range ps {
-				sc.hit[p.doc] = true
-			}
-		}
-		idf := math.Log((float64(x.live) - float64(len(ps)) + 0.5) / (float64(len(ps)) + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
-		for _, p := range ps {
-			tf := float64(p.tf)
-			dl := float64(x.docs[p.doc].length)
-			if sc.score[p.doc] == 0 {
-				sc.touched = append(sc.touched, p.doc)
-			}
-			sc.score[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg))
-		}
-	}
-	if len(q.Required) > 0 {
-		// A message passes when it holds every term of an alternative.
-		for _, alt := range q.Required {
-			for _, t := range alt {
-				for _, p := range matches[t] {
-					sc.count[p.doc]++
-				}
-			}
-			for _, t := range alt {
-				for _, p := range matches[t] {
-					if int(sc.count[p.doc]) == len(alt) {
-						sc.required[p.doc] = true
-					}
-					sc.count[p.doc] = 0
-				}
-			}
-		}
-	}
-	top := &hitHeap{}
-	for _, n := range sc.touched {
-		d := &x.docs[n]
-		s := sc.score[n]
-		if len(q.Terms) > 0 && !sc.hit[n] || len(q.Required) > 0 && !sc.required[n] || q.Allow != nil && !q.Allow(d.channel, d.author, d.created) {
-			continue
-		}
-		h := Hit{ID: d.id, AuthorID: d.author, Score: s}
-		if top.Len() < q.Limit {
-			heap.Push(top, h)
-		} else if better(h, (*top)[0]) {
-			(*top)[0] = h
-			heap.Fix(top, 0)
-		}
-	}
-	for _, n := range sc.touched {
-		sc.score[n], sc.required[n], sc.hit[n] = 0, false, false
-	}
-	sc.touched = sc.touched[:0]
-	out := []Hit(*top)
-	slices.SortFunc(out, func(a, b Hit) int {
-		if better(a, b) {
-			return -1
-		}
-		return 1
-	})
-	return out
-}
-
-// scratch is a query's per-message working space, reused: zeroing 650,000
-// entries per query would cost more than the query.
-type scratch struct {
-	score    []float64
-	count    []uint8
-	required []bool
-	hit      []bool // holds a query term
-	touched  []uint32
-}
-
-var scratchPool sync.Pool
-
-// scratch returns clean working space for the current number of docs.
-func (x *Index) scratch() *scratch {
-	sc, _ := scratchPool.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{}
-	}
-	if n := len(x.docs); len(sc.score) < n {
-		n += n / 8
-		sc.score, sc.count, sc.required, sc.hit = make([]float64, n), make([]uint8, n), make([]bool, n), make([]bool, n)
-	}
-	return sc
-}
-
-// match lists the live messages holding t, with how often.
-func (x *Index) match(t Term) []posting {
+// match lists the messages holding t, with how often, and how many of
+// them are live (a stored list keeps deleted messages until compaction;
+// the lists made here hold only live ones).
+func (x *Index) match(t Term) (l postingList, live int) {
 	text := FoldTerm(t)
 	n := utf8.RuneCountInString(text)
-	var out []posting
-	keep := func(ps []posting) {
-		for _, p := range ps {
-			if !x.docs[p.doc].dead {
-				out = append(out, p)
-			}
-		}
-	}
 	switch {
 	case !t.CJK || n == 2:
-		keep(x.postings[text])
+		l = x.postings[text]
+		live = len(l.ps)
+		if x.live < len(x.docs) {
+			for _, p := range l.ps {
+				if x.dead.has(p.doc) {
+					live--
+				}
+			}
+		}
+		return l, live
 	case n == 1:
 		// A lone character, or the first of a pair: 집 in 집에.
 		r, _ := utf8.DecodeRuneInString(text)
-		tf := map[uint32]uint16{}
+		lists := make([][]posting, 0, len(x.prefixes[r]))
 		for _, tok := range x.prefixes[r] {
-			for _, p := range x.postings[tok] {
-				if !x.docs[p.doc].dead {
-					tf[p.doc] += p.tf
+			lists = append(lists, x.postings[tok].ps)
+		}
+		mergeSum(lists, func(p posting) {
+			if !x.dead.has(p.doc) {
+				l.add(p)
+			}
+		})
+	default:
+		// A phrase of bigrams: the messages holding all its bigrams (found
+		// by walking the rarest and looking up the others) that hold the
+		// whole run.
+		runes := []rune(text)
+		var lists []*cursor
+		for i := 0; i+1 < len(runes); i++ {
+			lists = append(lists, &cursor{postingList: x.postings[string(runes[i:i+2])]})
+		}
+		slices.SortFunc(lists, func(a, b *cursor) int { return len(a.ps) - len(b.ps) })
+	candidates:
+		for _, p := range lists[0].ps {
+			for _, c := range lists[1:] {
+				if c.seek(p.doc); c.done() || c.doc() != p.doc {
+					continue candidates
 				}
 			}
-		}
-		for doc, c := range tf {
-			out = append(out, posting{doc: doc, tf: c})
-		}
-	default:
-		// A phrase of bigrams: the messages holding its rarest bigram that
-		// hold the whole run.
-		runes := []rune(text)
-		rarest := ""
-		for i := 0; i+1 < len(runes); i++ {
-			bg := string(runes[i : i+2])
-			if rarest == "" || len(x.postings[bg]) < len(x.postings[rarest]) {
-				rarest = bg
-			}
-		}
-		for _, p := range x.postings[rarest] {
 			d := &x.docs[p.doc]
 			if c := overlapping(d.cjk, text); !d.dead && c > 0 {
-				out = append(out, posting{doc: p.doc, tf: uint16(min(c, math.MaxUint16))})
+				p.tf = uint16(min(c, math.MaxUint16))
+				l.add(p)
 			}
 		}
 	}
-	return out
+	return l, len(l.ps)
 }
 
 // overlapping counts occurrences of sub in s, overlaps included (하하 is
@@ -384,17 +284,3 @@ func overlapping(s, sub string) int {
 }
 
 func better(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.ID < b.ID }
-
-// hitHeap keeps the best hits, worst on top.
-type hitHeap []Hit
-
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}

@@ -38,6 +38,10 @@ type DB struct {
 	writeMu sync.Mutex
 	// now is the clock, replaceable in tests.
 	now func() time.Time
+	// stmts holds the prepared statements of the reads every search
+	// repeats (query text → *sql.Stmt): preparing one in pure-Go SQLite
+	// costs about as much as running it.
+	stmts sync.Map
 }
 
 // Open opens (creating if needed) the database in dir and applies pending
@@ -158,7 +162,26 @@ func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.db.Close() }
+func (db *DB) Close() error {
+	db.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	return db.db.Close()
+}
+
+// prepared returns the statement for a fixed query text, prepared once.
+func (db *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := db.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := db.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := db.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
 
 // Path is the database file.
 func (db *DB) Path() string { return db.path }

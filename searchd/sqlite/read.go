@@ -51,6 +51,20 @@ func (db *DB) queryMessages(ctx context.Context, q string, args ...any) ([]Store
 	return scanMessages(rows)
 }
 
+// preparedMessages is queryMessages for a fixed query text that searches
+// repeat.
+func (db *DB) preparedMessages(ctx context.Context, q string, args ...any) ([]StoredMessage, error) {
+	st, err := db.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanMessages(rows)
+}
+
 // Message returns one message.
 func (db *DB) Message(ctx context.Context, id int64) (*StoredMessage, error) {
 	ms, err := db.queryMessages(ctx, selectMessage+`WHERE m.id = ?`, id)
@@ -67,7 +81,7 @@ func (db *DB) Message(ctx context.Context, id int64) (*StoredMessage, error) {
 // around m, in time order.
 func (db *DB) Neighbours(ctx context.Context, m *StoredMessage, before, after int) (prev, next []StoredMessage, err error) {
 	if before > 0 {
-		prev, err = db.queryMessages(ctx, selectMessage+`WHERE m.channel_id = ? AND (m.created_at, m.id) < (?, ?)
+		prev, err = db.preparedMessages(ctx, selectMessage+`WHERE m.channel_id = ? AND (m.created_at, m.id) < (?, ?)
 			ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, m.ChannelID, m.CreatedAt, m.ID, before)
 		if err != nil {
 			return nil, nil, err
@@ -75,7 +89,7 @@ func (db *DB) Neighbours(ctx context.Context, m *StoredMessage, before, after in
 		slices.Reverse(prev)
 	}
 	if after > 0 {
-		next, err = db.queryMessages(ctx, selectMessage+`WHERE m.channel_id = ? AND (m.created_at, m.id) > (?, ?)
+		next, err = db.preparedMessages(ctx, selectMessage+`WHERE m.channel_id = ? AND (m.created_at, m.id) > (?, ?)
 			ORDER BY m.created_at, m.id LIMIT ?`, m.ChannelID, m.CreatedAt, m.ID, after)
 	}
 	return prev, next, err
