@@ -1,7 +1,10 @@
 // Package llm talks to a local LLM server through langchaingo: Ollama's
 // own API, or the OpenAI-compatible chat API that llama.cpp's server,
 // LM Studio, vLLM and Ollama itself serve. Message text goes to the
-// configured URL and nowhere else.
+// configured URL and nowhere else: by default only to a server on this
+// machine's loopback that this account (or one named) runs, never
+// through a proxy (Policy). No URL's credentials or query ever appear in
+// an error (Redact).
 package llm
 
 import (
@@ -9,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -40,10 +42,13 @@ const (
 
 // Client is one model on one local server.
 type Client struct {
-	API, URL, Model string
-	plain, json     llms.Model
-	jsonOpt         []llms.CallOption // how this API asks for JSON per call
-	maxOpt          []llms.CallOption // and how it bounds the answer
+	// URL is the server's address as configured; Shown is the same
+	// without credentials or query, for messages.
+	API, URL, Shown, Model string
+	Endpoint               Endpoint
+	plain, json            llms.Model
+	jsonOpt                []llms.CallOption // how this API asks for JSON per call
+	maxOpt                 []llms.CallOption // and how it bounds the answer
 }
 
 // DefaultURL is Ollama's address: OLLAMA_HOST (or a flag) when set, with
@@ -60,13 +65,20 @@ func DefaultURL(env string) string {
 
 // New returns a client for api (APIOllama or APIOpenAI). For the OpenAI
 // API, url is the server's root (…/v1 is added unless present) and the
-// key is DSEARCH_LLM_API_KEY, if the server wants one. No connection is
-// made until the first call.
-func New(api, url, model string, hc *http.Client) (*Client, error) {
-	if hc == nil {
-		hc = &http.Client{}
+// key is DSEARCH_LLM_API_KEY, if the server wants one. p says where the
+// server may be (nil: loopback only, run by this account or one in
+// DefaultOwners); a URL it does not allow is refused here. No connection
+// is made until the first call.
+func New(api, url, model string, p *Policy) (*Client, error) {
+	if p == nil {
+		p = &Policy{Owners: DefaultOwners}
 	}
-	c := &Client{API: api, URL: url, Model: model}
+	ep, err := p.Check(context.Background(), url)
+	if err != nil {
+		return nil, err
+	}
+	hc := p.HTTPClient()
+	c := &Client{API: api, URL: url, Shown: Redact(url), Model: model, Endpoint: ep}
 	switch api {
 	case APIOllama, "":
 		c.API = APIOllama
@@ -77,7 +89,6 @@ func New(api, url, model string, hc *http.Client) (*Client, error) {
 			}
 			return ollama.New(opts...)
 		}
-		var err error
 		if c.plain, err = mk(false); err != nil {
 			return nil, err
 		}
@@ -129,7 +140,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
 	start := time.Now()
 	resp, err := l.GenerateContent(ctx, msgs, opts...)
 	if err != nil {
-		return "", fmt.Errorf("%s %s at %s: %w", c.API, c.Model, c.URL, err)
+		return "", fmt.Errorf("%s %s at %s: %w", c.API, c.Model, c.Shown, redactError(err, c.URL))
 	}
 	if len(resp.Choices) == 0 || strings.TrimSpace(resp.Choices[0].Content) == "" {
 		return "", fmt.Errorf("%s %s after %s: %w", c.API, c.Model, time.Since(start).Round(time.Millisecond), ErrEmpty)

@@ -46,6 +46,8 @@ type Config struct {
 	OllamaURL   string
 	OllamaModel string
 	UseLLM      bool
+	LLMRemote   bool
+	LLMOwners   string
 	Aliases     string
 	Answer      answer.Config
 }
@@ -87,6 +89,8 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.OllamaURL, "ollama-url", llm.DefaultURL(os.Getenv("OLLAMA_HOST")), "local LLM server (OLLAMA_HOST); with --llm-api openai, its root URL")
 	fs.StringVar(&c.OllamaModel, "ollama-model", "exaone3.5:7.8b", "model for query plans and summaries")
 	fs.BoolVar(&c.UseLLM, "llm", true, "use Ollama to plan and summarize (false: rule-based plans, results only)")
+	fs.BoolVar(&c.LLMRemote, "llm-remote", false, "allow an LLM server that is not on this machine's loopback (questions and message text then leave the machine)")
+	fs.StringVar(&c.LLMOwners, "llm-owner", strings.Join(llm.DefaultOwners, ","), "accounts (names or uids, comma-separated) besides searchd's own whose loopback listener may be the LLM server")
 	c.Answer = answer.DefaultConfig()
 	fs.Float64Var(&c.Answer.RRFK, "rrf-k", c.Answer.RRFK, "questions: reciprocal rank fusion constant k over a plan's subqueries")
 	fs.Float64Var(&c.Answer.PlanCoverage, "plan-coverage", c.Answer.PlanCoverage, "questions: the share of the question's words an LLM plan must keep to be taken (1: all)")
@@ -103,7 +107,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 func (c *Config) AnswerService(db *sqlite.DB, svc *search.Service) (*answer.Service, error) {
 	a := &answer.Service{DB: db, Search: svc, Config: c.Answer}
 	if c.UseLLM {
-		o, err := llm.New(c.LLMAPI, llm.DefaultURL(c.OllamaURL), c.OllamaModel, nil)
+		o, err := llm.New(c.LLMAPI, llm.DefaultURL(c.OllamaURL), c.OllamaModel, c.LLMPolicy())
 		if err != nil {
 			return nil, fmt.Errorf("llm: %w", err)
 		}
@@ -130,6 +134,17 @@ func (c *Config) AnswerService(db *sqlite.DB, svc *search.Service) (*answer.Serv
 		}
 	}
 	return a, nil
+}
+
+// LLMPolicy is where the configuration lets message text go.
+func (c *Config) LLMPolicy() *llm.Policy {
+	p := &llm.Policy{Remote: c.LLMRemote}
+	for _, o := range strings.Split(c.LLMOwners, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			p.Owners = append(p.Owners, o)
+		}
+	}
+	return p
 }
 
 // LoadModelFor loads the configured model and checks that db holds no

@@ -161,7 +161,7 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 	}
 	var times *llmTimes
 	if ans.LLM != nil && slices.Contains(modes, queryMode) {
-		fmt.Fprintf(m.Stderr, "mode query plans with %s at %s (falls back to rules when it cannot)\n", cfg.OllamaModel, cfg.OllamaURL)
+		fmt.Fprintf(m.Stderr, "mode query plans with %s at %s (falls back to rules when it cannot)\n", cfg.OllamaModel, llm.Redact(cfg.OllamaURL))
 		times = &llmTimes{inner: ans.LLM}
 		ans.LLM = times
 		if llmCache != "" {

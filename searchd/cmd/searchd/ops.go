@@ -251,8 +251,20 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 	}
 	// Ollama.
 	if cfg.UseLLM {
-		ok, format, args := llmCheck(ctx, cfg.LLMAPI, llm.DefaultURL(cfg.OllamaURL), cfg.OllamaModel)
-		add(ok, format, args...)
+		url, p := llm.DefaultURL(cfg.OllamaURL), cfg.LLMPolicy()
+		ep, err := p.Check(ctx, url)
+		switch {
+		case err != nil:
+			add(false, "LLM endpoint: %v", err)
+		case ep.Remote:
+			warn("LLM endpoint %s is not on this machine (allowed by --llm-remote): questions and the text of results leave it", llm.Redact(url))
+		default:
+			add(true, "LLM endpoint %s: loopback only, no proxy, served by this account or %s", llm.Redact(url), ownersText(p.Owners))
+		}
+		if err == nil {
+			ok, format, args := llmCheck(ctx, p, cfg.LLMAPI, url, cfg.OllamaModel)
+			add(ok, format, args...)
+		}
 	}
 	// Disk space.
 	var st unix.Statfs_t
@@ -267,16 +279,31 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 	return out
 }
 
+// ownersText names the accounts a loopback LLM may run as, for doctor.
+func ownersText(owners []string) string {
+	if len(owners) == 0 {
+		return "no other account"
+	}
+	return strings.Join(owners, ", ")
+}
+
 // llmCheck asks the LLM server for its version and models: Ollama's
 // GET /api/version and /api/tags, or an OpenAI-compatible GET /v1/models.
-func llmCheck(ctx context.Context, api, url, model string) (bool, string, []any) {
+// It connects as the LLM client does (p: no proxy, loopback owner
+// checked) and shows the URL and errors without credentials or query.
+func llmCheck(ctx context.Context, p *llm.Policy, api, rawURL, model string) (bool, string, []any) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	hc := p.HTTPClient()
+	url := llm.Redact(rawURL)
 	get := func(path string, v any) error {
-		req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(url, "/")+path, nil)
-		resp, err := http.DefaultClient.Do(req)
+		req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(rawURL, "/")+path, nil)
 		if err != nil {
-			return err
+			return errors.New(llm.RedactText(err.Error()))
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return errors.New(llm.RedactText(err.Error()))
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {

@@ -12,6 +12,7 @@ import (
 
 	"dsearch/searchd/embed"
 	"dsearch/searchd/index"
+	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/server"
 	"dsearch/searchd/socket"
@@ -109,6 +110,9 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	ans, err := cfg.AnswerService(db, svc)
 	if err != nil {
 		return err
+	}
+	if c, ok := ans.LLM.(*llm.Client); ok && c.Endpoint.Remote {
+		log.Warn("the LLM server is not on this machine (--llm-remote): questions and the text of results go to it", "url", c.Shown)
 	}
 	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb, Search: svc, Answer: ans}
 	jobDone := make(chan struct{})

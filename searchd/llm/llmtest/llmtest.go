@@ -1,15 +1,15 @@
 // Package llmtest runs a real Ollama for tests: the binary and models
 // directory `make ollama` built (DSEARCH_TEST_OLLAMA and
-// DSEARCH_TEST_OLLAMA_MODELS, set by `make test`), served on a free
-// loopback port for one test binary and stopped when it ends.
+// DSEARCH_TEST_OLLAMA_MODELS, set by `make test`), served on a loopback
+// port of its own choosing for one test binary and stopped when it ends.
 package llmtest
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,34 +59,38 @@ func URL(t testing.TB) string {
 	return url
 }
 
+// listening is Ollama's log line naming the address it holds.
+var listening = regexp.MustCompile(`Listening on (127\.0\.0\.1:[1-9][0-9]*)`)
+
+// start runs Ollama on port 0 and reads the port it got from its log: a
+// port picked free here could be taken by another process before Ollama
+// binds it, and the tests would talk to that process instead.
 func start(bin, models string) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	host := l.Addr().String()
-	l.Close()
+	var err error
 	if logs, err = os.CreateTemp("", "ollama-test-*.log"); err != nil {
 		return err
 	}
 	cmd = exec.Command(bin, "serve")
 	// Its own models, no telemetry of any kind, one model at a time.
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+host, "OLLAMA_MODELS="+models,
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST=127.0.0.1:0", "OLLAMA_MODELS="+models,
 		"OLLAMA_NOPRUNE=1", "OLLAMA_MAX_LOADED_MODELS=2", "OLLAMA_KEEP_ALIVE=10m")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	url = "http://" + host
 	for i := 0; i < 150; i++ {
-		if resp, err := http.Get(url + "/api/version"); err == nil {
-			resp.Body.Close()
-			return nil
+		b, _ := os.ReadFile(logs.Name())
+		if m := listening.FindSubmatch(b); m != nil {
+			url = "http://" + string(m[1])
+			if resp, err := http.Get(url + "/api/version"); err == nil {
+				resp.Body.Close()
+				return nil
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	b, _ := os.ReadFile(logs.Name())
-	return fmt.Errorf("%s serve did not answer on %s:\n%s", bin, host, tail(string(b)))
+	return fmt.Errorf("%s serve did not answer:\n%s", bin, tail(string(b)))
 }
 
 func tail(s string) string {

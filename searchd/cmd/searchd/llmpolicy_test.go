@@ -1,0 +1,41 @@
+package main
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// doctor states where the LLM is and never shows the URL's user,
+// password or token; a server off loopback without --llm-remote is a
+// failure, decided from the address alone (nothing is dialled).
+func TestDoctorLLMEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := ln.Addr().String()
+	ln.Close()
+	doctor := func(args ...string) string {
+		out, _ := run(t, append([]string{"doctor", "--data", data, "--embed-backend", "go", "--socket", filepath.Join(dir, "run", "s.sock")}, args...)...)
+		return out
+	}
+	out := doctor("--ollama-url", "http://alice:s3cretpw@"+dead+"/?key=tok123")
+	for _, secret := range []string{"alice", "s3cretpw", "tok123"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("doctor shows %q:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "LLM endpoint http://"+dead+"/: loopback only, no proxy") || !strings.Contains(out, "not reachable") {
+		t.Errorf("doctor on a loopback LLM:\n%s", out)
+	}
+	out = doctor("--ollama-url", "http://192.0.2.10:11434")
+	if !strings.Contains(out, "LLM endpoint: the LLM server is not on this machine") || !strings.Contains(out, "--llm-remote") {
+		t.Errorf("doctor on a remote LLM without --llm-remote:\n%s", out)
+	}
+	// serve refuses it at start, with the same words.
+	if out, err := run(t, "serve", "--data", data, "--embed-backend", "go", "--socket", filepath.Join(dir, "run", "s.sock"),
+		"--ollama-url", "http://192.0.2.10:11434"); err == nil || !strings.Contains(out+err.Error(), "--llm-remote") {
+		t.Errorf("serve with a remote LLM and no --llm-remote: %v\n%s", err, out)
+	}
+}
