@@ -297,6 +297,9 @@ type Linker struct {
 	// Window: the most recent spoken lines a message may link to, and
 	// Horizon, how far back in time (µs is what Line.At holds; this is
 	// seconds).
+	// Hidden, if set, adds a small layer over the link features:
+	// Out · tanh(Hidden · f + Bias), for what the features do together.
+	Layer
 	Window  int     `json:"window"`
 	Horizon float64 `json:"horizon_seconds"`
 	Note    string  `json:"note,omitempty"`
@@ -309,6 +312,7 @@ type Choice struct {
 	Parent   int
 	Score    float64 // the chosen option's score
 	NewScore float64 // the score of starting a conversation
+	BestLink float64 // the best candidate's score (-Inf without candidates)
 	Prob     float64 // the chosen option's probability
 	// Dialogue: a small group's line that does not change the subject,
 	// which therefore links to one of its candidates (see SmallGroup).
@@ -345,7 +349,7 @@ func (l *Linker) Choose(m *Line, cands []Line) Choice {
 	f := make([]float64, len(LinkFeatures))
 	nf := make([]float64, len(NewFeatures))
 	newFeatures(nf, m, cands, ctx)
-	ch := Choice{Parent: -1, NewScore: dot(l.New, nf), Score: math.Inf(-1)}
+	ch := Choice{Parent: -1, NewScore: dot(l.New, nf), Score: math.Inf(-1), BestLink: math.Inf(-1)}
 	ch.Dialogue = len(cands) > 0 && ctx.people() <= SmallGroup && !m.Shift
 	scores := []float64{ch.NewScore}
 	if !ch.Dialogue {
@@ -353,8 +357,9 @@ func (l *Linker) Choose(m *Line, cands []Line) Choice {
 	}
 	for i := range cands {
 		pairFeatures(f, m, cands, i, ctx)
-		s := dot(l.Link, f)
+		s := l.linkScore(f, nil)
 		scores = append(scores, s)
+		ch.BestLink = max(ch.BestLink, s)
 		if s > ch.Score {
 			ch.Parent, ch.Score = i, s
 		}
@@ -367,6 +372,41 @@ func (l *Linker) Choose(m *Line, cands []Line) Choice {
 	return ch
 }
 
+// Layer is the optional hidden layer of the link scorer.
+type Layer struct {
+	Hidden [][]float64 `json:"hidden,omitempty"`
+	Bias   []float64   `json:"hidden_bias,omitempty"`
+	Out    []float64   `json:"hidden_out,omitempty"`
+}
+
+// linkScore scores a candidate's features; act, if not nil, receives the
+// hidden layer's activations.
+func (l *Linker) linkScore(f []float64, act []float64) float64 {
+	s := dot(l.Link, f)
+	for h, w := range l.Hidden {
+		a := math.Tanh(dot(w, f) + l.Bias[h])
+		if act != nil {
+			act[h] = a
+		}
+		s += l.Out[h] * a
+	}
+	return s
+}
+
+// hiddenGradient adds d times the gradient of the hidden layer's output
+// for features f to g.
+func (l *Linker) hiddenGradient(f []float64, d float64, g *Layer) {
+	for h, w := range l.Hidden {
+		a := math.Tanh(dot(w, f) + l.Bias[h])
+		g.Out[h] += d * a
+		back := d * l.Out[h] * (1 - a*a)
+		g.Bias[h] += back
+		for k, x := range f {
+			g.Hidden[h][k] += back * x
+		}
+	}
+}
+
 func dot(w, f []float64) float64 {
 	var s float64
 	for i, x := range f {
@@ -375,11 +415,12 @@ func dot(w, f []float64) float64 {
 	return s
 }
 
-// Gradient adds to gl and gn (the gradients of the Link and New weights)
+// Gradient adds to gl, gn and gh (the gradients of the Link, New and
+// hidden layer's weights)
 // those of the loss -log P(gold) for one message, where P is the softmax
 // over "starts a conversation" and each candidate, and gold lists the
 // right options (candidate indexes, -1 for a new conversation).
-func Gradient(l *Linker, m *Line, cands []Line, gold []int, gl, gn []float64) float64 {
+func Gradient(l *Linker, m *Line, cands []Line, gold []int, gl, gn []float64, gh *Layer) float64 {
 	m = named(m, cands)
 	ctx := newContext(m, cands)
 	feats := make([][]float64, len(cands))
@@ -391,7 +432,7 @@ func Gradient(l *Linker, m *Line, cands []Line, gold []int, gl, gn []float64) fl
 	for i := range cands {
 		feats[i] = make([]float64, len(LinkFeatures))
 		pairFeatures(feats[i], m, cands, i, ctx)
-		scores[i+1] = dot(l.Link, feats[i])
+		scores[i+1] = l.linkScore(feats[i], nil)
 		top = max(top, scores[i+1])
 	}
 	var z float64
@@ -418,6 +459,9 @@ func Gradient(l *Linker, m *Line, cands []Line, gold []int, gl, gn []float64) fl
 		}
 		for k, x := range feats[i-1] {
 			gl[k] += d * x
+		}
+		if len(l.Hidden) > 0 {
+			l.hiddenGradient(feats[i-1], d, gh)
 		}
 	}
 	return -math.Log(zg / z)

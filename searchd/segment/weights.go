@@ -29,6 +29,14 @@ func ParseLinker(b []byte) (*Linker, error) {
 		return nil, fmt.Errorf("linker v%d with %d+%d weights; this build reads v%d with %d+%d",
 			l.Version, len(l.Link), len(l.New), LinkerVersion, len(LinkFeatures), len(NewFeatures))
 	}
+	if len(l.Bias) != len(l.Hidden) || len(l.Out) != len(l.Hidden) {
+		return nil, fmt.Errorf("linker: a hidden layer of %d units with %d biases and %d outputs", len(l.Hidden), len(l.Bias), len(l.Out))
+	}
+	for _, w := range l.Hidden {
+		if len(w) != len(LinkFeatures) {
+			return nil, fmt.Errorf("linker: a hidden unit with %d weights; this build has %d link features", len(w), len(LinkFeatures))
+		}
+	}
 	if l.Window < 1 || l.Horizon <= 0 {
 		return nil, fmt.Errorf("linker: window %d and horizon %gs must be positive", l.Window, l.Horizon)
 	}

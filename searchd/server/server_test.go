@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -490,5 +491,56 @@ func TestServerErrorsAreJSON(t *testing.T) {
 	// The connection still works for everything else.
 	if _, err := f.c.Health(context.Background()); err != nil {
 		t.Error(err)
+	}
+}
+
+// The blog's catch-up example: two people, five messages in 70 seconds,
+// two topics. Sent live, one message at a time as the bot does, catch-up
+// lists its two conversations: 2001 and 2005, 2002 to 2004.
+func TestCatchupSplitsBlogExample(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := &search.Service{DB: db, Config: search.DefaultConfig()}
+	srv := &server.Server{DB: db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Search: svc,
+		Answer: &answer.Service{DB: db, Search: svc, Config: answer.DefaultConfig()}}
+	h := srv.Handler()
+	post := func(path, body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+		return rec
+	}
+	for _, l := range []struct{ id, author, at, text string }{
+		{"2001", "1", "15:02:00", "this really should go on sale"},
+		{"2002", "2", "15:02:10", "oh btw there's a new edition out"},
+		{"2003", "2", "15:02:25", "maybe i'll buy it used"},
+		{"2004", "2", "15:02:40", "wait no, i was given one"},
+		{"2005", "1", "15:03:10", "ended up paying full price"},
+	} {
+		body := fmt.Sprintf(`{"messages":[{"id":%q,"channel_id":"7","author":{"id":%q,"username":"friend%s"},"created_at":"2025-03-01T%sZ","content":%q}]}`,
+			l.id, l.author, l.author, l.at, l.text)
+		if rec := post("/v1/messages", body); rec.Code != 200 {
+			t.Fatalf("message %s: %d %s", l.id, rec.Code, rec.Body)
+		}
+	}
+	rec := post("/v1/catchup", `{"channel":"7","since":"2025-03-01"}`)
+	var out api.CatchupResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != 200 {
+		t.Fatalf("catch-up: %d %s", rec.Code, rec.Body)
+	}
+	var got []string
+	for _, c := range out.Conversations {
+		var ids []string
+		for _, m := range c.Preview {
+			ids = append(ids, m.ID.String())
+		}
+		got = append(got, fmt.Sprintf("%d %v", c.MessageCount, ids))
+	}
+	slices.Sort(got)
+	if want := []string{"2 [2001 2005]", "3 [2002 2003 2004]"}; !slices.Equal(got, want) {
+		t.Errorf("catch-up conversations %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -49,41 +50,68 @@ const (
 	qUpdateSpan = `UPDATE segments SET start_message_id = ?, end_message_id = ?, start_at = ?, end_at = ?, message_count = ?, revision = revision + 1 WHERE id = ?`
 )
 
+// Placement says why a message joined its segment.
+type Placement struct {
+	// Kind: "reply" (a Discord reply within the reply window joins its
+	// parent's conversation), "link" (the linker's chosen parent), "new"
+	// (it starts a conversation), "system" (a join or a pin stands alone),
+	// "time" (the blog's rules, without a linker).
+	Kind     string
+	ParentID int64 // reply and link
+	// The linker's scores: the chosen option's, starting a
+	// conversation's, the best candidate's (-Inf: there was none), and
+	// the chosen option's probability.
+	Score, NewScore, BestLink, Prob float64
+	Candidates                      int
+	// Dialogue: in a small group, a line that does not change the subject
+	// links to one of its candidates (segment.SmallGroup).
+	Dialogue bool
+}
+
+// decide chooses m's segment (0: a new one) and says why; line is m as
+// the linker saw it, nil where it did not look.
+func (a *applier) decide(m *searchd.Message) (int64, Placement, *segment.Line, error) {
+	parent, err := a.parent(m)
+	if err != nil {
+		return 0, Placement{}, nil, err
+	}
+	switch {
+	case parent != nil && a.rules.Replies(m.CreatedAt, parent.CreatedAt):
+		return parent.SegmentID, Placement{Kind: "reply", ParentID: m.ReplyToID}, nil, nil
+	case a.rules.Linker == nil:
+		cur, err := a.currentAt(m.ChannelID, m.CreatedAt)
+		if err != nil {
+			return 0, Placement{}, nil, err
+		}
+		prev, err := a.previousAt(m)
+		if err != nil {
+			return 0, Placement{}, nil, err
+		}
+		return a.rules.Place(m.CreatedAt, nil, cur.public(), prev.public()), Placement{Kind: "time"}, nil, nil
+	case segment.IsSystem(m.Type):
+		return 0, Placement{Kind: "system"}, nil, nil // a join or a pin is nobody's conversation
+	}
+	line, cands, c, err := a.link(m)
+	if err != nil {
+		return 0, Placement{}, nil, err
+	}
+	p := Placement{Kind: "new", Score: c.Score, NewScore: c.NewScore, BestLink: c.BestLink, Prob: c.Prob,
+		Candidates: len(cands), Dialogue: c.Dialogue}
+	if c.Parent < 0 {
+		return 0, p, line, nil
+	}
+	p.Kind, p.ParentID = "link", cands[c.Parent].ID
+	return cands[c.Parent].Segment, p, line, nil
+}
+
 // place puts a new message into a segment: a reply within the reply
 // window joins its parent's (Rule 1); with a linker, a system message
 // stands alone and a spoken one joins its reply link's conversation or
 // starts one; without, the blog's time rules decide.
 func (a *applier) place(m *searchd.Message) error {
-	parent, err := a.parent(m)
+	id, _, line, err := a.decide(m)
 	if err != nil {
 		return err
-	}
-	var id int64
-	var line *segment.Line
-	switch {
-	case parent != nil && a.rules.Replies(m.CreatedAt, parent.CreatedAt):
-		id = parent.SegmentID
-	case a.rules.Linker == nil:
-		cur, err := a.currentAt(m.ChannelID, m.CreatedAt)
-		if err != nil {
-			return err
-		}
-		prev, err := a.previousAt(m)
-		if err != nil {
-			return err
-		}
-		id = a.rules.Place(m.CreatedAt, nil, cur.public(), prev.public())
-	case segment.IsSystem(m.Type):
-		// a join or a pin is nobody's conversation
-	default:
-		var choice segment.Choice
-		var cands []segment.Line
-		if line, cands, choice, err = a.link(m); err != nil {
-			return err
-		}
-		if choice.Parent >= 0 {
-			id = cands[choice.Parent].Segment
-		}
 	}
 	var s *span
 	if id != 0 {
@@ -447,4 +475,45 @@ func (a *applier) recount(s *span) error {
 		return err
 	}
 	return row.Scan(&s.endMsg, &s.endAt)
+}
+
+// Placements says why each given message is in its segment, by deciding
+// again where it goes from what is stored before it: the same decision as
+// when it was placed, unless history before it changed since.
+func (db *DB) Placements(ctx context.Context, rules segment.Rules, ids []int64) (map[int64]Placement, error) {
+	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	a, err := newApplier(ctx, tx, rules, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	out := map[int64]Placement{}
+	for _, id := range ids {
+		m := searchd.Message{ID: id}
+		var mentions string
+		err := tx.QueryRowContext(ctx, `SELECT m.channel_id, m.author_id, m.created_at, m.content, m.type, COALESCE(m.reply_to_id, 0),
+				COALESCE((SELECT group_concat(mm.user_id) FROM message_mentions mm WHERE mm.message_id = m.id), '')
+			FROM messages m WHERE m.id = ?`, id).
+			Scan(&m.ChannelID, &m.Author.ID, &m.CreatedAt, &m.Content, &m.Type, &m.ReplyToID, &mentions)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.Mentions = splitIDs(mentions)
+		clear(a.recent) // each message's own window, read from what is stored
+		clear(a.latest)
+		clear(a.current)
+		_, p, _, err := a.decide(&m)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", id, err)
+		}
+		out[id] = p
+	}
+	return out, nil
 }

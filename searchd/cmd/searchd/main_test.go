@@ -375,3 +375,40 @@ func TestEmbeddingLine(t *testing.T) {
 		}
 	}
 }
+
+// searchd segment says why each message is in its conversation: the
+// blog's example splits in two, and 2005 joins 2001's by its link.
+func TestSegmentShowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	var msgs []string
+	for _, l := range []struct{ id, author, at, text string }{
+		{"2001", "1", "15:02:00", "this really should go on sale"},
+		{"2002", "2", "15:02:10", "oh btw there's a new edition out"},
+		{"2003", "2", "15:02:25", "maybe i'll buy it used"},
+		{"2004", "2", "15:02:40", "wait no, i was given one"},
+		{"2005", "1", "15:03:10", "ended up paying full price"},
+	} {
+		msgs = append(msgs, fmt.Sprintf(`{"id":%q,"type":"Default","timestamp":"2025-03-01T%s+00:00","content":%q,"author":{"id":%q,"name":"friend%s"}}`,
+			l.id, l.at, l.text, l.author, l.author))
+	}
+	export := fmt.Sprintf(`{"guild":{"id":"1","name":"friends"},"channel":{"id":"7","type":"GuildTextChat","name":"general"},"messages":[%s]}`,
+		strings.Join(msgs, ","))
+	path := filepath.Join(dir, "blog.json")
+	if err := os.WriteFile(path, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := run(t, "import", "--data", data, path); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	out, err := run(t, "segment", "--data", data, "1")
+	if err != nil || !strings.Contains(out, "segment 1: channel 7, 2 messages") || !strings.Contains(out, "links to 2001: score") ||
+		!strings.Contains(out, "starts a conversation") {
+		t.Errorf("segment 1: %v\n%s", err, out)
+	}
+	out, err = run(t, "segment", "--data", data, "2")
+	if err != nil || !strings.Contains(out, "segment 2: channel 7, 3 messages") || !strings.Contains(out, "links to 2002: score") {
+		t.Errorf("segment 2: %v\n%s", err, out)
+	}
+	t.Log(out)
+}

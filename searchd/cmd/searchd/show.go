@@ -104,6 +104,15 @@ func (m *Main) segmentCmd() *ffcli.Command {
 			w := m.Stdout
 			fmt.Fprintf(w, "segment %d: channel %d, %d messages, %s to %s\n", seg.ID, seg.ChannelID, seg.MessageCount,
 				usTime(seg.StartAt).Format(time.RFC3339), usTime(seg.EndAt).Format(time.RFC3339))
+			ids := make([]int64, 0, min(limit, len(msgs)))
+			for _, msg := range msgs[:min(limit, len(msgs))] {
+				ids = append(ids, msg.ID)
+			}
+			why, err := db.Placements(ctx, cfg.Rules, ids)
+			if err != nil {
+				return fmt.Errorf("segment %d: %w", id, err)
+			}
+			fmt.Fprintf(w, "segmenter: %s\n", cfg.Rules.Name())
 			contents := make([]string, len(msgs))
 			for i, msg := range msgs {
 				contents[i] = msg.Content
@@ -112,8 +121,11 @@ func (m *Main) segmentCmd() *ffcli.Command {
 					if msg.ReplyToID != 0 {
 						reply = fmt.Sprintf(" (reply to %d)", msg.ReplyToID)
 					}
-					fmt.Fprintf(w, "  [%s] %s: %s%s\n", usTime(msg.CreatedAt).Format("2006-01-02 15:04"), msg.AuthorName,
+					fmt.Fprintf(w, "  %d [%s] %s: %s%s\n", msg.ID, usTime(msg.CreatedAt).Format("2006-01-02 15:04:05"), msg.AuthorName,
 						api.MessageText(msg.Content, msg.Attachments), reply)
+					if p, ok := why[msg.ID]; ok {
+						fmt.Fprintf(w, "      %s\n", placementLine(p))
+					}
 				}
 			}
 			if text := segment.Text(contents); text != "" {
@@ -123,6 +135,28 @@ func (m *Main) segmentCmd() *ffcli.Command {
 			}
 			return nil
 		})
+}
+
+// placementLine says why a message is in its conversation.
+func placementLine(p sqlite.Placement) string {
+	switch p.Kind {
+	case "reply":
+		return fmt.Sprintf("joined by its Discord reply to %d", p.ParentID)
+	case "system":
+		return "a system message: stands alone"
+	case "time":
+		return "placed by the blog's time rules"
+	case "link":
+		s := fmt.Sprintf("links to %d: score %.2f (p %.2f) over %d candidates; starting a conversation scored %.2f", p.ParentID, p.Score, p.Prob, p.Candidates, p.NewScore)
+		if p.Dialogue {
+			s += " (not an option: a small group's line that does not change the subject)"
+		}
+		return s
+	}
+	if p.Candidates == 0 {
+		return "starts a conversation: nothing within the linker's reach before it"
+	}
+	return fmt.Sprintf("starts a conversation: score %.2f (p %.2f); the best of %d candidates scored %.2f", p.NewScore, p.Prob, p.Candidates, p.BestLink)
 }
 
 func (m *Main) statusCmd() *ffcli.Command {

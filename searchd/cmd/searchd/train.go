@@ -27,6 +27,8 @@ func (m *Main) trainCmd() *ffcli.Command {
 			fs.IntVar(&o.Window, "window", o.Window, "candidates: the most recent spoken lines a message may link to")
 			fs.Float64Var(&o.Horizon, "horizon", o.Horizon, "candidates: at most this many seconds back")
 			fs.IntVar(&o.Epochs, "epochs", o.Epochs, "passes over the training data")
+			fs.IntVar(&o.Hidden, "hidden", o.Hidden, "units of a hidden layer over the link features (0: linear)")
+			fs.IntVar(&o.OwnFrom, "own-from", o.OwnFrom, "from this epoch on (0: never), candidates' conversations are the model's own, as at run time, not the gold ones")
 			fs.Float64Var(&o.Rate, "rate", o.Rate, "Adam learning rate (divided by 1+epoch)")
 			fs.Float64Var(&o.L2, "l2", o.L2, "weight decay")
 		},

@@ -145,18 +145,23 @@ type Options struct {
 	Window  int
 	Horizon float64 // seconds
 	Epochs  int
+	Hidden  int // units of the hidden layer, 0 for a linear scorer
+	OwnFrom int // from this epoch on (if > 0), train on the model's own conversations
 	Rate    float64
 	L2      float64
 	Seed    uint64
 }
 
 // DefaultOptions were chosen on irc-dev (docs/segmentation.md).
-var DefaultOptions = Options{Window: 50, Horizon: 1800, Epochs: 8, Rate: 0.02, L2: 1e-5, Seed: 1}
+var DefaultOptions = Options{Window: 50, Horizon: 1800, Epochs: 6, Hidden: 0, Rate: 0.02, L2: 1e-5, Seed: 1}
 
-// example walks a channel in time order with the gold conversations so
-// far (teacher forcing): each annotated spoken message whose window is
-// fully annotated and whose gold parent is in it is one example.
-func examples(l *segment.Linker, ch Channel, visit func(m *segment.Line, cands []segment.Line, gold []int)) {
+// examples walks a channel in time order: each annotated spoken message
+// whose gold parents are among its candidates (or who has none) is one
+// example. The candidates' conversations are the gold ones so far
+// (teacher forcing; such an example needs a fully annotated window), or,
+// with own, those the model itself makes, as at run time, so it learns
+// to work from its own mistakes.
+func examples(l *segment.Linker, ch Channel, own bool, visit func(m *segment.Line, cands []segment.Line, gold []int)) {
 	uf := map[int64]int64{}
 	var find func(int64) int64
 	find = func(x int64) int64 {
@@ -175,20 +180,29 @@ func examples(l *segment.Linker, ch Channel, visit func(m *segment.Line, cands [
 			continue
 		}
 		m := ch.Lines[i]
+		c := l.Candidates(&m, window)
+		if own {
+			choice := l.Choose(&m, c)
+			m.Segment = m.ID
+			if choice.Parent >= 0 {
+				m.Segment = c[choice.Parent].Segment
+			}
+		}
 		ps, annotated := ch.Parents[m.ID]
 		if annotated {
-			c := l.Candidates(&m, window)
 			ok := len(c) > 0 || len(ps) == 0
 			for _, w := range c {
-				if _, a := ch.Parents[w.ID]; !a {
+				if _, a := ch.Parents[w.ID]; !a && !own {
 					ok = false
 					break
 				}
 			}
 			if ok {
 				cands = append(cands[:0], c...)
-				for j := range cands {
-					cands[j].Segment = find(cands[j].ID)
+				if !own {
+					for j := range cands {
+						cands[j].Segment = find(cands[j].ID)
+					}
 				}
 				var gold []int
 				if len(ps) == 0 {
@@ -218,33 +232,45 @@ func examples(l *segment.Linker, ch Channel, visit func(m *segment.Line, cands [
 // conversation" and each candidate, maximising the probability of the
 // human parents, with Adam.
 func Train(train []Channel, o Options) *segment.Linker {
-	l := &segment.Linker{Version: segment.LinkerVersion, Window: o.Window, Horizon: o.Horizon,
-		Link: make([]float64, len(segment.LinkFeatures)), New: make([]float64, len(segment.NewFeatures))}
-	nl, nn := len(l.Link), len(l.New)
-	params := make([]float64, nl+nn)
-	m1, m2 := make([]float64, nl+nn), make([]float64, nl+nn)
-	grad := make([]float64, nl+nn)
+	l := &segment.Linker{Version: segment.LinkerVersion, Window: o.Window, Horizon: o.Horizon}
+	nl, nn, nh := len(segment.LinkFeatures), len(segment.NewFeatures), o.Hidden
+	size := nl + nn + nh*(nl+2)
+	params, grad := make([]float64, size), make([]float64, size)
+	var gl, gn []float64
+	var gh segment.Layer
+	// The model's weights and their gradient are views of the two flat
+	// vectors Adam updates.
+	view := func(v []float64, link, nw *[]float64, layer *segment.Layer) {
+		*link, *nw, v = v[:nl], v[nl:nl+nn], v[nl+nn:]
+		layer.Hidden = make([][]float64, nh)
+		for h := range nh {
+			layer.Hidden[h], v = v[:nl], v[nl:]
+		}
+		layer.Bias, layer.Out = v[:nh], v[nh:]
+	}
+	view(params, &l.Link, &l.New, &l.Layer)
+	view(grad, &gl, &gn, &gh)
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed+1))
+	for k := nl + nn; k < size; k++ {
+		params[k] = (rng.Float64() - 0.5) * 0.2
+	}
+	m1, m2 := make([]float64, size), make([]float64, size)
 	const beta1, beta2 = 0.9, 0.999
 	step := 0
 	for epoch := 0; epoch < o.Epochs; epoch++ {
-		order := rng.Perm(len(train))
-		for _, c := range order {
-			examples(l, train[c], func(m *segment.Line, cands []segment.Line, gold []int) {
+		rate := o.Rate / (1 + float64(epoch))
+		for _, c := range rng.Perm(len(train)) {
+			examples(l, train[c], o.OwnFrom > 0 && epoch >= o.OwnFrom, func(m *segment.Line, cands []segment.Line, gold []int) {
 				clear(grad)
-				segment.Gradient(l, m, cands, gold, grad[:nl], grad[nl:])
+				segment.Gradient(l, m, cands, gold, gl, gn, &gh)
 				step++
-				rate := o.Rate / (1 + float64(epoch))
+				c1, c2 := 1-math.Pow(beta1, float64(step)), 1-math.Pow(beta2, float64(step))
 				for k := range params {
 					g := grad[k] + o.L2*params[k]
 					m1[k] = beta1*m1[k] + (1-beta1)*g
 					m2[k] = beta2*m2[k] + (1-beta2)*g*g
-					mh := m1[k] / (1 - math.Pow(beta1, float64(step)))
-					vh := m2[k] / (1 - math.Pow(beta2, float64(step)))
-					params[k] -= rate * mh / (math.Sqrt(vh) + 1e-8)
+					params[k] -= rate * (m1[k] / c1) / (math.Sqrt(m2[k]/c2) + 1e-8)
 				}
-				copy(l.Link, params[:nl])
-				copy(l.New, params[nl:])
 			})
 		}
 	}
