@@ -26,6 +26,8 @@ type batcher struct {
 	// lost is told which channels lost messages the spool could not take
 	// (full, or a disk error), so a catch-up fetches them again.
 	lost func(channels map[discord.ChannelID]discord.GuildID, refused int, err error)
+	// unsynced is told of live messages in channels never caught up.
+	unsynced func(channels map[discord.ChannelID]discord.GuildID)
 
 	mu      sync.Mutex
 	pending api.MessageBatch
@@ -116,7 +118,7 @@ func (b *batcher) flush() {
 		return
 	}
 	var kept api.MessageBatch
-	lost := map[discord.ChannelID]discord.GuildID{}
+	lost, unsynced := map[discord.ChannelID]discord.GuildID{}, map[discord.ChannelID]discord.GuildID{}
 	refused := 0
 	var lastErr error
 	for _, part := range split(&b.pending, api.MaxBatchItems) {
@@ -132,8 +134,13 @@ func (b *batcher) flush() {
 			continue
 		}
 		for _, m := range part.Messages {
-			b.marks.spooled(discord.ChannelID(m.ChannelID), discord.MessageID(m.ID))
+			if b.marks.spooled(discord.ChannelID(m.ChannelID), discord.MessageID(m.ID)) {
+				unsynced[discord.ChannelID(m.ChannelID)] = discord.GuildID(m.GuildID)
+			}
 		}
+	}
+	if len(unsynced) > 0 && b.unsynced != nil {
+		b.unsynced(unsynced)
 	}
 	if lastErr != nil {
 		what := "cannot write to the spool"

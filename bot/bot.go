@@ -153,7 +153,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1),
 		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
 	}
-	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost}
+	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
 	b.addHandlers()
 	return b, nil

@@ -34,13 +34,14 @@ type marks struct {
 	session uint64                       // counts gateway sessions
 	wholeIn map[discord.ChannelID]uint64 // the session the channel was last caught up in
 	gaps    map[discord.ChannelID]uint64 // counts the channel's gaps
+	asked   map[discord.ChannelID]bool   // a catch-up was asked for a channel without a mark
 	dirty   bool
 }
 
 // loadMarks reads the marks an earlier run saved in dir.
 func loadMarks(dir string) (*marks, error) {
 	m := &marks{path: filepath.Join(dir, marksFile), through: map[discord.ChannelID]discord.MessageID{},
-		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, session: 1}
+		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{}, session: 1}
 	data, err := os.ReadFile(m.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -85,13 +86,22 @@ func (m *marks) mark(ch discord.ChannelID) (id discord.MessageID, ok bool) {
 }
 
 // spooled moves a channel's mark to a live message the spool took, if
-// the channel is whole.
-func (m *marks) spooled(ch discord.ChannelID, id discord.MessageID) {
+// the channel is whole. It reports whether the channel needs a catch-up
+// nothing has asked for yet: it has no mark (a thread the bot was just
+// added to, a channel it was just allowed to read), so no catch-up of a
+// guild covers it.
+func (m *marks) spooled(ch discord.ChannelID, id discord.MessageID) (unsynced bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s, ok := m.wholeIn[ch]; ok && s == m.session {
 		m.advance(ch, id)
+		return false
 	}
+	if _, ok := m.through[ch]; !ok && !m.asked[ch] {
+		m.asked[ch] = true
+		return true
+	}
+	return false
 }
 
 // fetched moves a channel's mark to the newest message of a page searchd
@@ -128,6 +138,7 @@ func (m *marks) begin(ch discord.ChannelID) catchup {
 func (m *marks) finish(c catchup) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.asked, c.ch)
 	if c.session != m.session || c.gaps != m.gaps[c.ch] {
 		return false
 	}

@@ -60,7 +60,7 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	sd := client.New(cfg.Socket)
 	b := &Bot{cfg: cfg, log: cfg.Log, state: st, searchd: sd, marks: &marks{through: map[discord.ChannelID]discord.MessageID{},
-		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}}}
+		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{}}}
 	b.batch = &batcher{log: cfg.Log, maxItems: api.MaxBatchItems, marks: b.marks,
 		put: func(mb *api.MessageBatch) error {
 			_, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return sd.PostMessages(ctx, mb) })

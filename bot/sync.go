@@ -136,9 +136,11 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 	if err != nil {
 		return err
 	}
-	if !known && cp.Newest != 0 {
-		// Stored before marks were kept: the newest stored message is all
-		// there is to go on.
+	if !known && cp.Newest != 0 && (cp.Complete || cp.Before != 0) {
+		// Backfilled before marks were kept (an upgrade): the newest
+		// stored message is all there is to go on. A channel stored
+		// otherwise (an import) starts with its newest page, and its
+		// history pass covers what lies between.
 		from, known = discord.MessageID(cp.Newest), true
 	}
 	rest := b.state.WithContext(ctx)

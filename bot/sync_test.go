@@ -75,6 +75,32 @@ func TestCatchupAfterRestartIgnoresLiveMessages(t *testing.T) {
 	waitFor(t, "the thread deleted while the bot was down forgotten", func() bool { return !e.stored(history()[254].ID) })
 }
 
+// A thread created while the bot runs has no mark from a guild's
+// catch-up: its first live message asks for one, so that a restart
+// catches it up from its mark too.
+func TestThreadCreatedLiveIsCaughtUpAfterRestart(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	const newThread = 2010
+	e.discord.CreateChannel(discord.Channel{ID: newThread, Type: discord.GuildPublicThread, Name: "new plans", ParentID: general})
+	first := series(newThread, t0.Add(300*24*time.Hour), 3, "in the new thread")
+	e.discord.Post(first...)
+	e.waitStored("the new thread's messages", first...)
+	waitFor(t, "the new thread's mark", func() bool { _, ok := e.bot.marks.mark(newThread); return ok })
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	missed := series(newThread, t0.Add(301*24*time.Hour), 150, "while the bot was down")
+	e.discord.AddHistory(missed...)
+	e.discord.Fault("GET", "/channels/2000/messages", 429, 2)
+	e.start()
+	e.discord.WaitSessions(2, 0)
+	live := message(newThread, user(alice, "alice"), t0.Add(302*24*time.Hour), "live after the restart")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.waitStored("the new thread's messages sent while the bot was down", missed...)
+}
+
 // A refused RESUME (INVALID_SESSION, a new session) loses the session's
 // events: every channel is caught up from its mark, a live message does
 // not hide the gap, and the edits and deletions made meanwhile are

@@ -256,6 +256,21 @@ func (d *Discord) Remove(ch discord.ChannelID, id discord.MessageID) {
 	d.messages[ch] = slices.DeleteFunc(d.messages[ch], func(m discord.Message) bool { return m.ID == id })
 }
 
+// CreateChannel adds a channel or thread and dispatches CHANNEL_CREATE or
+// THREAD_CREATE.
+func (d *Discord) CreateChannel(ch discord.Channel) {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ch.GuildID = d.guild.Guild.ID
+	d.guild.Channels = append(d.guild.Channels, ch)
+	if isThread(ch.Type) {
+		d.dispatch("THREAD_CREATE", ch)
+	} else {
+		d.dispatch("CHANNEL_CREATE", ch)
+	}
+}
+
 // DeleteChannel deletes a channel or thread with its messages and
 // dispatches CHANNEL_DELETE or THREAD_DELETE. Deleting a channel deletes
 // its threads too, as Discord does, without an event of their own.
