@@ -131,7 +131,7 @@ func (s *Spool) load() error {
 	var tmps []string
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, tmpPrefix) {
+		if isTemporaryBatch(name) {
 			tmps = append(tmps, name)
 			continue
 		}
@@ -238,6 +238,21 @@ func Waiting(dir string) ([]string, error) {
 
 // tmpPrefix starts the name of a batch file being written.
 const tmpPrefix = ".tmp"
+
+// isTemporaryBatch tells a batch file being written: ".tmp" and its
+// number (or, from older versions, ".tmp" and random digits). Other
+// files in the directory (the bot's marks and their own temporary
+// files) are not batches.
+func isTemporaryBatch(name string) bool {
+	rest, ok := strings.CutPrefix(name, tmpPrefix)
+	if !ok || rest == "" {
+		return false
+	}
+	if _, ok := batchSeq(rest); ok {
+		return true
+	}
+	return strings.Trim(rest, "0123456789") == ""
+}
 
 // syncDir makes the names in dir durable (a rename is an entry in the
 // directory, which a file's own fsync does not cover). A variable so that

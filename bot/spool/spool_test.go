@@ -331,6 +331,7 @@ func TestRecoversCompleteTemporaryFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".tmp123456"), []byte(`{"deletes":["9"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(filepath.Join(dir, ".sync-marks.tmp42"), []byte(`{}`), 0o600) // the bot's, not a batch
 
 	s, err = Open(dir, 1<<20, quiet)
 	if err != nil {
@@ -353,6 +354,9 @@ func TestRecoversCompleteTemporaryFile(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sync-marks.tmp42")); err != nil {
+		t.Errorf("another file's temporary file was taken for a batch: %v", err)
 	}
 }
 
