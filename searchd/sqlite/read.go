@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 )
@@ -145,24 +146,34 @@ func (db *DB) SegmentIDs(ctx context.Context, channel int64) ([]int64, error) {
 
 // SegmentsOf maps each given message to its segment.
 func (db *DB) SegmentsOf(ctx context.Context, ids []int64) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	err := inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT message_id, segment_id FROM message_segments
-			WHERE message_id IN (`+marks(len(chunk))+`)`, chunk...)
-		if err != nil {
-			return err
+	out := make(map[int64]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// The IDs as one JSON array: one statement text for any number of
+	// them, prepared once (every keyword search asks for its 100).
+	st, err := db.prepared(ctx, `SELECT message_id, segment_id FROM message_segments
+		WHERE message_id IN (SELECT value FROM json_each(?))`)
+	if err != nil {
+		return nil, err
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m, s int64
+		if err := rows.Scan(&m, &s); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var m, s int64
-			if err := rows.Scan(&m, &s); err != nil {
-				return err
-			}
-			out[m] = s
-		}
-		return rows.Err()
-	})
-	return out, err
+		out[m] = s
+	}
+	return out, rows.Err()
 }
 
 // EachSegmentMembers calls fn with every segment's message IDs.
