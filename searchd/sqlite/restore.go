@@ -73,7 +73,9 @@ func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
 	}
 	removeWAL(tmp) // what the check may have left beside tmp (no data: it only read)
 	step("copied")
-	if exists(dst) {
+	if slices.ContainsFunc(append([]string{""}, walFiles...), func(suffix string) bool { return exists(dst + suffix) }) {
+		// Even a WAL without its database is kept (an older version's
+		// restore cut short may have left it): it may hold commits.
 		kept = dst + ".before-restore-" + time.Now().UTC().Format("20060102T150405Z")
 		for i := 2; exists(kept); i++ { // never over an earlier restore's
 			kept = fmt.Sprintf("%s.before-restore-%s-%d", dst, time.Now().UTC().Format("20060102T150405Z"), i)
@@ -110,13 +112,7 @@ func completeRestore(dir string, j restoreJournal) error {
 	tmp := dst + ".restoring"
 	if exists(tmp) {
 		for _, suffix := range append(slices.Clone(walFiles), "") {
-			if !exists(dst + suffix) {
-				continue
-			}
-			if j.Kept == "" { // there was no database; a WAL without one is nobody's
-				if err := os.Remove(dst + suffix); err != nil {
-					return err
-				}
+			if !exists(dst+suffix) || j.Kept == "" {
 				continue
 			}
 			if err := os.Rename(dst+suffix, filepath.Join(dir, j.Kept)+suffix); err != nil {

@@ -388,3 +388,32 @@ func TestOpenNeverCreatesADatabaseMidRestore(t *testing.T) {
 		t.Errorf("after completing the restore: %+v", st)
 	}
 }
+
+// A WAL left without its database (an older version's restore cut short
+// between its renames) is kept aside by the next restore, not deleted
+// and not left beside the restored database.
+func TestRestoreKeepsAnOrphanWAL(t *testing.T) {
+	ctx := context.Background()
+	data, backup := crashedData(t)
+	dst := filepath.Join(data, FileName)
+	os.Rename(dst, dst+".before-restore-20250101T000000Z")
+	if _, err := Open(ctx, data); !errors.Is(err, ErrRestoreCutShort) {
+		t.Fatalf("Open with only a WAL left: %v", err)
+	}
+	wal, _ := os.ReadFile(dst + "-wal")
+	kept, err := Restore(ctx, data, backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(kept + "-wal"); err != nil || string(got) != string(wal) {
+		t.Errorf("the orphan WAL was not kept at %s-wal: %v", kept, err)
+	}
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if st, _ := db.Stats(ctx); st.Messages != 2 {
+		t.Errorf("restored: %+v", st)
+	}
+}
