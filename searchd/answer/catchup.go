@@ -78,6 +78,9 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 		resp.SummaryError = "no LLM configured"
 	}
 	for _, sg := range segs {
+		if len(msgs[sg.ID]) == 0 {
+			continue // only Discord's notices (a call, a join): nothing was said
+		}
 		c := Conversation{Segment: sg, Messages: msgs[sg.ID][:min(3, len(msgs[sg.ID]))]}
 		if llmOK {
 			cached, err := s.DB.CachedSummary(ctx, sg.ID, model)

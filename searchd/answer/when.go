@@ -80,26 +80,36 @@ var relUnits = map[string]relUnit{
 	"이번해": {"year", 0}, "올해": {"year", 0}, "금년": {"year", 0}, "작년": {"year", 1}, "지난해": {"year", 1}, "저번해": {"year", 1},
 }
 
-// relative is the first relative date in a question. 오늘날 ("nowadays")
-// is not today.
-func relative(question string) (relUnit, bool) {
+// relative is the first relative date in a question and the words that
+// name it. 오늘날 ("nowadays") is not today.
+func relative(question string) (relUnit, string, bool) {
 	for _, re := range []*regexp.Regexp{relEnRE, relKoRE} {
 		for _, at := range re.FindAllStringIndex(question, -1) {
 			if strings.HasPrefix(question[at[1]:], "날") {
 				continue
 			}
 			if u, ok := relUnits[strings.ReplaceAll(strings.ToLower(question[at[0]:at[1]]), " ", "")]; ok {
-				return u, true
+				return u, question[at[0]:at[1]], true
 			}
 		}
 	}
-	return relUnit{}, false
+	return relUnit{}, "", false
 }
 
 // timeIn finds the first date a question names, the most precise kind
 // first, and returns the time it covers in now's zone, widened by
 // spanMargin. Relative ones ("last month", "지난달") count back from now.
 func timeIn(question string, now time.Time) (span, bool) {
+	from, to, _, ok := dateIn(question, now)
+	if !ok {
+		return span{}, false
+	}
+	return widen(from, to), true
+}
+
+// dateIn finds the first date a text names, the most precise kind first:
+// the time it covers, [from, to) in now's zone, and the words that name it.
+func dateIn(text string, now time.Time) (from, to time.Time, words string, ok bool) {
 	loc := now.Location()
 	num := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	date := func(y, m, d int) (time.Time, bool) {
@@ -107,43 +117,43 @@ func timeIn(question string, now time.Time) (span, bool) {
 		return t, y >= 1970 && y <= 2100 && t.Year() == y && int(t.Month()) == m && t.Day() == d
 	}
 	for _, f := range dayForms {
-		if g := f.re.FindStringSubmatch(question); g != nil {
+		if g := f.re.FindStringSubmatch(text); g != nil {
 			if t, ok := date(num(g[f.y]), f.month(g[f.m]), num(g[f.d])); ok {
-				return widen(t, t.AddDate(0, 0, 1)), true
+				return t, t.AddDate(0, 0, 1), g[0], true
 			}
 		}
 	}
 	for _, f := range monthForms {
-		if g := f.re.FindStringSubmatch(question); g != nil {
+		if g := f.re.FindStringSubmatch(text); g != nil {
 			if t, ok := date(num(g[f.y]), f.month(g[f.m]), 1); ok {
-				return widen(t, t.AddDate(0, 1, 0)), true
+				return t, t.AddDate(0, 1, 0), g[0], true
 			}
 		}
 	}
-	if u, ok := relative(question); ok {
+	if u, w, ok := relative(text); ok {
 		y, m, d := now.Date()
 		today := time.Date(y, m, d, 0, 0, 0, 0, loc)
 		switch u.unit {
 		case "day":
 			t := today.AddDate(0, 0, -u.back)
-			return widen(t, t.AddDate(0, 0, 1)), true
+			return t, t.AddDate(0, 0, 1), w, true
 		case "week": // from Monday
 			monday := today.AddDate(0, 0, -(int(today.Weekday())+6)%7-7*u.back)
-			return widen(monday, monday.AddDate(0, 0, 7)), true
+			return monday, monday.AddDate(0, 0, 7), w, true
 		case "month":
 			t := time.Date(y, m-time.Month(u.back), 1, 0, 0, 0, 0, loc)
-			return widen(t, t.AddDate(0, 1, 0)), true
+			return t, t.AddDate(0, 1, 0), w, true
 		default:
 			t := time.Date(y-u.back, 1, 1, 0, 0, 0, 0, loc)
-			return widen(t, t.AddDate(1, 0, 0)), true
+			return t, t.AddDate(1, 0, 0), w, true
 		}
 	}
-	if g := yearRE.FindStringSubmatch(question); g != nil {
+	if g := yearRE.FindStringSubmatch(text); g != nil {
 		if t, ok := date(num(g[1]), 1, 1); ok {
-			return widen(t, t.AddDate(1, 0, 0)), true
+			return t, t.AddDate(1, 0, 0), g[0], true
 		}
 	}
-	return span{}, false
+	return time.Time{}, time.Time{}, "", false
 }
 
 // widen is [from, to) as an inclusive span in µs, spanMargin wider

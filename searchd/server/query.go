@@ -61,6 +61,9 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	for i, res := range resp.Results {
 		out.Results[i] = apiResult(res)
 	}
+	if err := s.nameChannels(r.Context(), out.Results); err != nil {
+		return err
+	}
 	out.TookMillis = ms(time.Since(start))
 	s.Log.Info("question answered", "plan", resp.PlanSource, "results", len(resp.Results), "answered", resp.Answer != "", "took_ms", out.TookMillis)
 	return writeJSON(w, http.StatusOK, out)

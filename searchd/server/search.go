@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"dsearch/searchd/answer"
 	"dsearch/searchd/search"
 	"dsearch/shared/api"
 )
@@ -46,6 +48,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	for i, res := range resp.Results {
 		out.Results[i] = apiResult(res)
 	}
+	if err := s.nameChannels(r.Context(), out.Results); err != nil {
+		return err
+	}
 	for _, id := range resp.RankedMessages {
 		out.RankedMessages = append(out.RankedMessages, api.ID(id))
 	}
@@ -67,6 +72,38 @@ func apiResult(res search.Result) api.SearchResult {
 		out.Authors = []string{}
 	}
 	return out
+}
+
+// channels lists the channels and threads that hold messages.
+func (s *Server) channels(w http.ResponseWriter, r *http.Request) error {
+	cs, err := s.DB.Channels(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]api.Channel, len(cs))
+	for i, c := range cs {
+		out[i] = api.Channel{ID: api.ID(c.ID), GuildID: api.ID(c.GuildID), Name: c.Name, Kind: c.Kind}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// nameChannels fills in each result's channel name.
+func (s *Server) nameChannels(ctx context.Context, results []api.SearchResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	cs, err := s.DB.Channels(ctx)
+	if err != nil {
+		return err
+	}
+	names := make(map[api.ID]string, len(cs))
+	for _, c := range cs {
+		names[api.ID(c.ID)] = c.Name
+	}
+	for i := range results {
+		results[i].ChannelName = names[results[i].ChannelID]
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -139,20 +176,7 @@ func parseTime(s string) (int64, error) { return parseBound(s, false) }
 func parseUntil(s string) (int64, error) { return parseBound(s, true) }
 
 func parseBound(s string, until bool) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	if us, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return us, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UnixMicro(), nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		if until {
-			t = t.AddDate(0, 0, 1).Add(-time.Microsecond)
-		}
-		return t.UnixMicro(), nil
-	}
-	return 0, fmt.Errorf("%q is neither Unix microseconds nor RFC 3339", s)
+	// The question pipeline's reading of dates, so that a filter takes
+	// what a question does ("yesterday", "2024/05/01", "3월", "7d").
+	return answer.ParseBound(s, until, time.Now())
 }

@@ -140,6 +140,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/v1/search", s.Searches.wrap(s, s.handle(s.search)))
 	r.Post("/v1/query", s.Queries.wrap(s, s.handle(s.query)))
 	r.Get("/v1/aliases", s.handle(s.aliases))
+	r.Get("/v1/channels", s.handle(s.channels))
 	r.Post("/v1/catchup", s.Queries.wrap(s, s.handle(s.catchup)))
 	r.Get("/v1/backfill/{channel}", s.handle(s.backfill))
 	r.Put("/v1/backfill/{channel}", s.handle(s.setBackfill))

@@ -233,7 +233,8 @@ func (db *DB) SegmentInfos(ctx context.Context, ids []int64) (map[int64]SegmentI
 }
 
 // SegmentMessages returns up to limit messages of each segment, in time
-// order, in one query.
+// order, in one query: what people said, without Discord's notices (joins,
+// calls, pins), which are history but not the conversation.
 func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[int64][]StoredMessage, error) {
 	out := map[int64][]StoredMessage{}
 	err := inChunks(ids, func(chunk []any) error {
@@ -241,7 +242,7 @@ func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[
 			SELECT message_id FROM (
 				SELECT ms2.message_id, ROW_NUMBER() OVER (PARTITION BY ms2.segment_id ORDER BY m2.created_at, m2.id) AS n
 				FROM message_segments ms2 JOIN messages m2 ON m2.id = ms2.message_id
-				WHERE ms2.segment_id IN (`+marks(len(chunk))+`))
+				WHERE ms2.segment_id IN (`+marks(len(chunk))+`) AND m2.type IN ('Default', 'Reply'))
 			WHERE n <= ?)
 			ORDER BY ms.segment_id, m.created_at, m.id`, append(chunk, limit)...)
 		for _, m := range ms {

@@ -92,8 +92,10 @@ func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessag
 		return nil, err
 	}
 	for i := range out {
+		// Discord's notices (joins, calls, pins) are not what the
+		// conversation was about: they stay out of its text.
 		rows, err := db.db.QueryContext(ctx, `SELECT m.content FROM message_segments ms JOIN messages m ON m.id = ms.message_id
-			WHERE ms.segment_id = ? ORDER BY m.created_at, m.id LIMIT ?`, out[i].ID, maxMessages)
+			WHERE ms.segment_id = ? AND `+spoken+` ORDER BY m.created_at, m.id LIMIT ?`, out[i].ID, maxMessages)
 		if err != nil {
 			return nil, err
 		}

@@ -341,6 +341,7 @@ type SearchResult struct {
 	SegmentID    int64                `json:"segment_id,omitempty"`
 	MessageID    ID                   `json:"message_id"`
 	ChannelID    ID                   `json:"channel_id"`
+	ChannelName  string               `json:"channel_name,omitempty"`
 	StartAt      time.Time            `json:"start_at"`
 	MessageCount int                  `json:"message_count"`
 	Authors      []string             `json:"authors"`

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"dsearch/shared/api"
@@ -24,6 +26,10 @@ import (
 // host is the fixed fake host every request names; the transport ignores
 // it and dials the socket, so no request can leave the machine.
 const host = "searchd.sock"
+
+// ErrNotRunning is a socket that does not exist or that nothing listens
+// on: searchd is not running (or runs with another --socket or --data).
+var ErrNotRunning = errors.New("searchd is not running")
 
 // Client is a searchd API client. The zero value is not usable; use New.
 type Client struct {
@@ -83,6 +89,12 @@ func (c *Client) Message(ctx context.Context, id api.ID, before, after int) (*ap
 func (c *Client) Segment(ctx context.Context, id int64) (*api.Segment, error) {
 	var out api.Segment
 	return &out, c.do(ctx, "GET", "/v1/segments/"+strconv.FormatInt(id, 10), nil, nil, &out)
+}
+
+// Channels calls GET /v1/channels.
+func (c *Client) Channels(ctx context.Context) ([]api.Channel, error) {
+	var out []api.Channel
+	return out, c.do(ctx, "GET", "/v1/channels", nil, nil, &out)
 }
 
 // Search calls GET /v1/search with the query parameters in q (q, mode,
@@ -150,6 +162,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	resp, err := c.http.Do(req)
 	if ue := (*safesock.UnsafeError)(nil); errors.As(err, &ue) {
 		return fmt.Errorf("refusing to talk to searchd at %s: %w", c.Socket, ue)
+	}
+	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
+		return fmt.Errorf("searchd is not reachable at %s: %w", c.Socket, ErrNotRunning)
 	}
 	if err != nil {
 		return fmt.Errorf("searchd is not reachable at %s: %w", c.Socket, err)

@@ -35,13 +35,25 @@ import (
 // for good. The systemd unit does not restart on it.
 const exitConfig = 78
 
+// version is set at link time by the Makefile.
+var version = "dev"
+
+// usageError is a mistake in the command line: exit status 2, as Go's
+// flag package has it.
+type usageError struct{ error }
+
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdout)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dsearch-bot:", err)
-		var fatal *bot.FatalCloseError
-		if errors.As(err, &fatal) || errors.Is(err, bot.ErrBadToken) {
-			os.Exit(exitConfig)
-		}
+	}
+	var fatal *bot.FatalCloseError
+	switch {
+	case errors.As(err, new(usageError)):
+		os.Exit(2)
+	case errors.As(err, &fatal) || errors.Is(err, bot.ErrBadToken):
+		os.Exit(exitConfig)
+	case err != nil:
 		os.Exit(1)
 	}
 }
@@ -50,7 +62,7 @@ func main() {
 type options struct {
 	data, socket, spool, guilds, logLevel, logFormat *string
 	spoolMax                                         *int64
-	backfill, check, replay, reconcile               *bool
+	backfill, check, replay, reconcile, version      *bool
 	page                                             *int
 }
 
@@ -71,14 +83,27 @@ func newFlags() (*flag.FlagSet, *options) {
 		logFormat: fs.String("log-format", "text", "text or json"),
 	}
 	fs.String("config", "", "config file (flag value per line)")
+	o.version = fs.Bool("version", false, "print the version and exit")
 	return fs, o
 }
 
 func run(args []string, stdout io.Writer) error {
 	fs, o := newFlags()
+	fs.SetOutput(io.Discard) // help and errors are printed here, once
 	err := ff.Parse(fs, args, ff.WithEnvVarPrefix("DSEARCH"), ff.WithConfigFileFlag("config"), ff.WithConfigFileParser(ff.PlainParser))
-	if err != nil {
-		return err
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdout, "dsearch-bot: the Discord bot of dsearch (docs/bot.md); its token comes from DSEARCH_TOKEN_FILE (a file, mode 0600) or DSEARCH_TOKEN.\n\nUsage: dsearch-bot [flags]\n\nFlags (each also read from DSEARCH_<NAME>):")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	case err != nil:
+		return usageError{fmt.Errorf("%w (dsearch-bot -h lists the flags)", err)}
+	case len(fs.Args()) > 0:
+		return usageError{fmt.Errorf("unexpected arguments %q: dsearch-bot takes only flags (dsearch-bot -h lists them)", fs.Args())}
+	case *o.version:
+		fmt.Fprintln(stdout, "dsearch-bot", version)
+		return nil
 	}
 	data, socket, spoolDir, guilds := o.data, o.socket, o.spool, o.guilds
 	check, logLevel, logFormat, spoolMax, backfill, page := o.check, o.logLevel, o.logFormat, o.spoolMax, o.backfill, o.page

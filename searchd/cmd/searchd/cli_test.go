@@ -116,3 +116,110 @@ func TestCLIImportRealExports(t *testing.T) {
 		t.Errorf("stats: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestCLIAsNewcomer drives the binary the way a new user does: flags
+// after the query, dates as people write them, mistakes in flags, names
+// of channels, a daemon that is not running, a typo in --data.
+func TestCLIAsNewcomer(t *testing.T) {
+	c := buildCLI(t)
+	dir := shortTemp(t)
+	data := filepath.Join(dir, "data")
+	sock := filepath.Join(dir, "run", "s.sock")
+	writeFile(t, filepath.Join(dir, "x", "general.json"), realExportFile(t))
+	if out, errs, code := c.run("import", "--data", data, filepath.Join(dir, "x")); code != 0 {
+		t.Fatalf("import: %s%s", out, errs)
+	}
+	at := []string{"--data", data, "--socket", sock}
+
+	// No daemon yet: say so, and how to start one.
+	for _, cmd := range [][]string{{"search", "config"}, {"status"}, {"query", "who shared a config?"}, {"catchup", "--channel", "general"}} {
+		out, errs, code := c.run(append(cmd, at...)...)
+		if code != 1 || !strings.Contains(errs, "searchd is not running") || !strings.Contains(errs, "start it with `searchd serve") ||
+			strings.Contains(errs, "lstat") || strings.Contains(errs, "http://") {
+			t.Errorf("%v without a daemon: exit %d\n%s%s", cmd, code, out, errs)
+		}
+	}
+
+	startServe(t, sock, "--data", data) // no model: lexical is the daemon's default
+
+	// Flags after the query are flags; the daemon picks the mode.
+	out, errs, code := c.run(append([]string{"search", "tsconfig", "--limit", "1"}, at...)...)
+	if code != 0 || !strings.Contains(out, "1. ") || !strings.Contains(out, "#general") || !strings.Contains(out, "📎 tsconfig.json") ||
+		!strings.Contains(out, "conversation ") || !strings.Contains(out, "(lexical mode)") || strings.Contains(out, "2. ") {
+		t.Errorf("search tsconfig --limit 1: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run(append([]string{"search", "effective", "go", "--mode", "lexical", "--channel", "#general"}, at...)...)
+	if code != 0 || !strings.Contains(out, "Effective Go") {
+		t.Errorf("search with flags after the query: exit %d\n%s%s", code, out, errs)
+	}
+	// Dates as people type them, in both languages.
+	for _, since := range []string{"2024-05-01", "2024/05/01", "May 2024", "5월", "2024년 5월", "7d", "yesterday", "어제"} {
+		if out, errs, code := c.run(append([]string{"search", "config", "--since", since}, at...)...); code != 0 {
+			t.Errorf("--since %s: exit %d\n%s%s", since, code, out, errs)
+		}
+	}
+	out, errs, code = c.run(append([]string{"search", "config", "--since", "banana"}, at...)...)
+	if code != 1 || !strings.Contains(errs, `--since: "banana" is not a time`) || !strings.Contains(errs, "2024-05-01") ||
+		strings.Contains(errs, "searchd: searchd") || strings.Contains(errs, "HTTP") {
+		t.Errorf("--since banana: exit %d\n%s%s", code, out, errs)
+	}
+	// Catch-up by channel name; an empty one says so.
+	// System messages (a join, a call) are history, not what was said: no
+	// preview, no conversation of their own in a catch-up.
+	out, errs, code = c.run(append([]string{"catchup", "--channel", "general", "--since", "2024-05-01"}, at...)...)
+	if code != 0 || !strings.Contains(out, "2024-05-01") || !strings.Contains(out, "conversation ") ||
+		strings.Contains(out, "Joined the server") || strings.Contains(out, "Started a call") || strings.Count(out, "conversation ") != 1 {
+		t.Errorf("catchup --channel general: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run(append([]string{"catchup", "--channel", "general", "--since", "2025-01-01"}, at...)...)
+	if code != 0 || !strings.Contains(out, "nothing was said in general since 2025-01-01") {
+		t.Errorf("empty catchup: exit %d\n%s%s", code, out, errs)
+	}
+	if _, errs, code := c.run(append([]string{"catchup", "--channel", "random"}, at...)...); code != 1 || !strings.Contains(errs, `no channel is named "random" (channels with messages: #general)`) {
+		t.Errorf("catchup of an unknown channel: exit %d\n%s", code, errs)
+	}
+
+	// Help on stdout, exit 0; its own flags before the global ones.
+	out, errs, code = c.run("search", "-h")
+	own, global := strings.Index(out, "--mode"), strings.Index(out, "GLOBAL FLAGS")
+	if code != 0 || errs != "" || own < 0 || global < own || strings.Index(out, "--aliases") < global {
+		t.Errorf("search -h: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if out, _, code := c.run("model", "init", "-h"); code != 0 || !strings.Contains(out, "searchd model init DIR") {
+		t.Errorf("model init -h: exit %d\n%s", code, out)
+	}
+	// A mistake in flags: one line, exit 2.
+	_, errs, code = c.run("search", "x", "--bogus")
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "-bogus") || !strings.Contains(errs, "searchd search -h") {
+		t.Errorf("unknown flag: exit %d\n%s", code, errs)
+	}
+	c.env = append(c.env, "DSEARCH_GAP=banana")
+	_, errs, code = c.run("stats", "--data", data)
+	if code != 2 || !strings.Contains(errs, "a duration such as") {
+		t.Errorf("DSEARCH_GAP=banana: exit %d\n%s", code, errs)
+	}
+	c.env = c.env[:len(c.env)-1]
+	for _, v := range [][]string{{"--version"}, {"version"}} {
+		if out, _, code := c.run(v...); code != 0 || !strings.HasPrefix(out, "searchd ") {
+			t.Errorf("%v: exit %d, %q", v, code, out)
+		}
+	}
+
+	// A typo in --data creates nothing; a named config must exist, and its
+	// errors name the file and line.
+	typo := filepath.Join(dir, "dta")
+	if _, errs, code := c.run("stats", "--data", typo); code != 1 || !strings.Contains(errs, "no database in") {
+		t.Errorf("stats --data typo: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(typo); err == nil {
+		t.Errorf("stats --data %s created it", typo)
+	}
+	if _, errs, code := c.run("stats", "--data", data, "--config", filepath.Join(dir, "nope")); code != 2 || !strings.Contains(errs, "--config") {
+		t.Errorf("missing --config: exit %d\n%s", code, errs)
+	}
+	cfgFile := filepath.Join(dir, "config")
+	writeFile(t, cfgFile, []byte("# mine\ngap 45m\nbusy-span soon\n"))
+	if _, errs, code := c.run("stats", "--data", data, "--config", cfgFile); code != 2 || !strings.Contains(errs, cfgFile+":3:") {
+		t.Errorf("bad config line: exit %d\n%s", code, errs)
+	}
+}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -161,10 +164,15 @@ func (c *Config) LoadModelFor(ctx context.Context, db *sqlite.DB) (*embed.Model,
 	return model, nil
 }
 
-// OpenDB validates the configuration and opens the database.
+// OpenDB validates the configuration and opens an existing database.
+// Only import and serve make a new one: a typo in --data must not turn
+// into an empty database that answers every question with nothing.
 func (c *Config) OpenDB(ctx context.Context) (*sqlite.DB, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(c.Data, sqlite.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no database in %s: check --data (DSEARCH_DATA), or import exports first (searchd import PATH)", c.Data)
 	}
 	return sqlite.Open(ctx, c.Data)
 }
@@ -211,11 +219,41 @@ func command(name, usage, help string, cfg *Config, extra func(*flag.FlagSet), e
 		Options: []ff.Option{
 			ff.WithEnvVarPrefix("DSEARCH"),
 			ff.WithConfigFileFlag("config"),
-			ff.WithConfigFileParser(ff.PlainParser),
-			ff.WithAllowMissingConfigFile(true),
+			ff.WithConfigFileParser(configParser(fs)),
+			ff.WithAllowMissingConfigFile(true), // the default's; a named one must exist (checkConfigFile)
 		},
 		Exec: exec,
 	}
+}
+
+// configParser reads the config file as ff.PlainParser does, a line at a
+// time, so that an error names the file and the line.
+func configParser(fs *flag.FlagSet) ff.ConfigFileParser {
+	return func(r io.Reader, set func(name, value string) error) error {
+		s := bufio.NewScanner(r)
+		for n := 1; s.Scan(); n++ {
+			if err := ff.PlainParser(strings.NewReader(s.Text()), set); err != nil {
+				return fmt.Errorf("%s:%d: %w", fs.Lookup("config").Value.String(), n, err)
+			}
+		}
+		return s.Err()
+	}
+}
+
+// checkConfigFile refuses a config file that was named (by --config or
+// DSEARCH_CONFIG) but does not exist: a typo must not leave every setting
+// at its default without a word. The default file may be absent.
+func checkConfigFile(fs *flag.FlagSet) error {
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "config" })
+	path := fs.Lookup("config")
+	if path == nil || !named || path.Value.String() == "" {
+		return nil
+	}
+	if _, err := os.Stat(path.Value.String()); err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	return nil
 }
 
 // SocketPath is the configured socket, or the default one.

@@ -44,7 +44,7 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	}
 	defer model.Close()
 	fmt.Fprintf(m.Stdout, "model %s (%d dimensions) on %s, loaded in %s\n", model.Name(), model.Dim(), model.Backend(), model.LoadTime.Round(time.Millisecond))
-	db, err := sqlite.Open(ctx, cfg.Data)
+	db, err := cfg.OpenDB(ctx)
 	if err != nil {
 		return err
 	}

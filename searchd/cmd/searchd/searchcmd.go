@@ -5,29 +5,40 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"dsearch/searchd/answer"
 	"dsearch/shared/api"
 	"dsearch/shared/client"
 )
 
+// timeHelp is the help of --since and --until.
+const timeHelp = "time: a date, month or year, relative (yesterday, last week, 7d, 어제, 지난주, 3월), RFC 3339, or Unix µs"
+
 func (m *Main) queryCmd() *ffcli.Command {
 	var cfg Config
-	return command("query", "[flags] QUESTION", "ask the running daemon a question: a cited answer and the conversations found", &cfg, nil,
+	var limit int
+	return command("query", "[flags] QUESTION", "ask the running daemon a question: a cited answer and the conversations found", &cfg,
+		func(fs *flag.FlagSet) {
+			fs.IntVar(&limit, "limit", 5, "conversations to show")
+		},
 		func(ctx context.Context, args []string) error {
 			q := strings.Join(args, " ")
 			if q == "" {
-				return errors.New("query: ask a question")
+				return errors.New("query: ask a question, e.g. searchd query \"who is moving?\"")
 			}
 			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
-			resp, err := client.New(cfg.SocketPath()).Query(ctx, &api.QueryRequest{Question: q, Limit: 5})
+			resp, err := client.New(cfg.SocketPath()).Query(ctx, &api.QueryRequest{Question: q, Limit: limit})
 			if err != nil {
-				return err
+				return daemonError(err, &cfg)
 			}
 			w := m.Stdout
 			fmt.Fprintf(w, "plan (%s): %q keywords %q\n", resp.Plan.Source, resp.Plan.Subqueries, resp.Plan.Keywords)
@@ -43,11 +54,14 @@ func (m *Main) queryCmd() *ffcli.Command {
 			}
 			if resp.Answer != "" {
 				fmt.Fprintf(w, "\n%s\n\n", resp.Answer)
-			} else {
+			} else if resp.AnswerError != "" {
 				fmt.Fprintf(w, "(no answer: %s)\n", resp.AnswerError)
 			}
+			if len(resp.Results) == 0 {
+				fmt.Fprintln(w, "no conversation matched")
+			}
 			for i, r := range resp.Results {
-				fmt.Fprintf(w, "[%d] %s  %s  %s\n", i+1, r.StartAt.Format("2006-01-02 15:04"), strings.Join(r.Authors, ", "), r.URL)
+				fmt.Fprintf(w, "[%d] %s\n", i+1, resultLine(&r))
 				for _, p := range r.Previews[:min(2, len(r.Previews))] {
 					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, p.Text())
 				}
@@ -59,21 +73,44 @@ func (m *Main) queryCmd() *ffcli.Command {
 func (m *Main) catchupCmd() *ffcli.Command {
 	var cfg Config
 	var channel, since string
-	return command("catchup", "--channel ID [--since TIME]", "the conversations of a channel since a time, a line each", &cfg,
+	return command("catchup", "--channel NAME|ID [--since TIME]", "the conversations of a channel since a time, a line each", &cfg,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&channel, "channel", "", "channel ID (required)")
-			fs.StringVar(&since, "since", "", "earliest time (RFC 3339, date, or Unix µs)")
+			fs.StringVar(&channel, "channel", "", "channel name (general or #general) or ID (required)")
+			fs.StringVar(&since, "since", "", "earliest "+timeHelp+" (default: the latest conversations)")
 		},
-		func(ctx context.Context, _ []string) error {
-			id, err := api.ParseID(channel)
+		func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("catchup: unexpected arguments %q (give the channel with --channel)", args)
+			}
+			if channel == "" {
+				return errors.New("catchup: name a channel: --channel general (or its ID)")
+			}
+			sinceUS, err := answer.ParseBound(since, false, time.Now())
 			if err != nil {
-				return fmt.Errorf("catchup: --channel: %w", err)
+				return fmt.Errorf("catchup: --since: %w", err)
 			}
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			defer cancel()
-			resp, err := client.New(cfg.SocketPath()).Catchup(ctx, &api.CatchupRequest{Channel: id, Since: since})
+			c := client.New(cfg.SocketPath())
+			ids, err := resolveChannels(ctx, c, channel)
 			if err != nil {
-				return err
+				return daemonError(err, &cfg)
+			}
+			if len(ids) != 1 {
+				return fmt.Errorf("catchup: %q names %d channels (%v): give one ID", channel, len(ids), ids)
+			}
+			req := &api.CatchupRequest{Channel: ids[0]}
+			if sinceUS != 0 {
+				req.Since = strconv.FormatInt(sinceUS, 10)
+			}
+			resp, err := c.Catchup(ctx, req)
+			if err != nil {
+				return daemonError(err, &cfg)
+			}
+			if len(resp.Conversations) == 0 && since != "" {
+				fmt.Fprintf(m.Stdout, "nothing was said in %s since %s\n", channel, since)
+			} else if len(resp.Conversations) == 0 {
+				fmt.Fprintf(m.Stdout, "nothing was said in %s\n", channel)
 			}
 			for _, c := range resp.Conversations {
 				line := c.Summary
@@ -82,7 +119,8 @@ func (m *Main) catchupCmd() *ffcli.Command {
 						line = "(" + line + ")"
 					}
 				}
-				fmt.Fprintf(m.Stdout, "%s  %3d messages  %s  %s\n", c.StartAt.Format("2006-01-02 15:04"), c.MessageCount, line, c.URL)
+				fmt.Fprintf(m.Stdout, "%s  %s  %s  conversation %d  %s\n", c.StartAt.Local().Format("2006-01-02 15:04"),
+					plural(c.MessageCount, "message", "messages"), line, c.SegmentID, c.URL)
 			}
 			if resp.SummaryError != "" {
 				fmt.Fprintf(m.Stdout, "(no summaries: %s)\n", resp.SummaryError)
@@ -97,57 +135,193 @@ func (m *Main) searchCmd() *ffcli.Command {
 	var limit int
 	return command("search", "[flags] QUERY", "search the running daemon over its socket", &cfg,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&mode, "mode", "pipeline", "pipeline, semantic, lexical or hybrid")
+			fs.StringVar(&mode, "mode", "", "pipeline, semantic, lexical or hybrid (default: the daemon's, pipeline with a model, else lexical)")
 			fs.StringVar(&keywords, "keywords", "", "comma-separated words that must appear verbatim")
 			fs.StringVar(&author, "author", "", "comma-separated author IDs")
-			fs.StringVar(&channel, "channel", "", "comma-separated channel IDs")
-			fs.StringVar(&since, "since", "", "earliest time (RFC 3339, date, or Unix µs)")
-			fs.StringVar(&until, "until", "", "latest time")
+			fs.StringVar(&channel, "channel", "", "comma-separated channel names (general, #general) or IDs")
+			fs.StringVar(&since, "since", "", "earliest "+timeHelp)
+			fs.StringVar(&until, "until", "", "latest time, as --since (a date takes in its whole day)")
 			fs.IntVar(&limit, "limit", 10, "results per page")
 			fs.StringVar(&cursor, "cursor", "", "next page, from a previous search")
 		},
 		func(ctx context.Context, args []string) error {
 			q := strings.Join(args, " ")
 			if q == "" && keywords == "" {
-				return errors.New("search: give a query")
+				return errors.New("search: give a query, e.g. searchd search boiler --since 7d")
 			}
-			v := url.Values{"q": {q}, "mode": {mode}, "limit": {fmt.Sprint(limit)}}
-			for k, s := range map[string]string{"keywords": keywords, "author": author, "channel": channel,
-				"since": since, "until": until, "cursor": cursor} {
+			v := url.Values{"q": {q}, "limit": {strconv.Itoa(limit)}}
+			now := time.Now()
+			for name, s := range map[string]string{"since": since, "until": until} {
+				us, err := answer.ParseBound(s, name == "until", now)
+				if err != nil {
+					return fmt.Errorf("search: --%s: %w", name, err)
+				}
+				if us != 0 {
+					v.Set(name, strconv.FormatInt(us, 10))
+				}
+			}
+			for k, s := range map[string]string{"mode": mode, "keywords": keywords, "author": author, "cursor": cursor} {
 				if s != "" {
 					v.Set(k, s)
 				}
 			}
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			resp, err := client.New(cfg.SocketPath()).Search(ctx, v)
-			if err != nil {
-				return err
-			}
-			w := m.Stdout
-			if resp.KeywordFallback {
-				fmt.Fprintln(w, "(no conversation had the keywords: searched without them)")
-			}
-			if resp.NoConfidentResults {
-				fmt.Fprintln(w, "nothing similar enough was found")
-			}
-			switch {
-			case resp.Unread && resp.Mode == "hybrid":
-				fmt.Fprintln(w, "(the embedding model cannot read this query: ranked by its words)")
-			case resp.Unread:
-				fmt.Fprintln(w, "(the embedding model cannot read this query: --mode hybrid or lexical ranks by its words)")
-			}
-			for i, r := range resp.Results {
-				fmt.Fprintf(w, "%d. %.3f  %s  %s  (%d messages)  %s\n", i+1, r.Score, r.StartAt.Format("2006-01-02 15:04"),
-					strings.Join(r.Authors, ", "), r.MessageCount, r.URL)
-				for _, p := range r.Previews {
-					fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, p.Text())
+			c := client.New(cfg.SocketPath())
+			if channel != "" {
+				ids, err := resolveChannels(ctx, c, channel)
+				if err != nil {
+					return daemonError(err, &cfg)
+				}
+				for _, id := range ids {
+					v.Add("channel", id.String())
 				}
 			}
-			fmt.Fprintf(w, "%d of %d results, %.1f ms (query embedding %.1f ms)\n", len(resp.Results), resp.Total, resp.TookMillis, resp.QueryEmbedMillis)
-			if resp.NextCursor != "" {
-				fmt.Fprintf(w, "next page: --cursor %s\n", resp.NextCursor)
+			resp, err := c.Search(ctx, v)
+			if err != nil {
+				return daemonError(err, &cfg)
 			}
+			m.printSearch(m.Stdout, resp)
 			return nil
 		})
+}
+
+func (m *Main) printSearch(w io.Writer, resp *api.SearchResponse) {
+	if resp.KeywordFallback {
+		fmt.Fprintln(w, "(no conversation had the keywords: searched without them)")
+	}
+	if resp.NoConfidentResults {
+		fmt.Fprintln(w, "nothing similar enough was found")
+	}
+	switch {
+	case resp.Unread && resp.Mode == "hybrid":
+		fmt.Fprintln(w, "(the embedding model cannot read this query: ranked by its words)")
+	case resp.Unread:
+		fmt.Fprintln(w, "(the embedding model cannot read this query: --mode hybrid or lexical ranks by its words)")
+	}
+	// A fused ranking puts exact word matches first, whatever their fused
+	// score: show each retriever's rank then, so numbers read in order.
+	ordered := slices.IsSortedFunc(resp.Results, func(a, b api.SearchResult) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	for i, r := range resp.Results {
+		score := fmt.Sprintf("%.3f", r.Score)
+		if !ordered {
+			score = componentRanks(r.Components)
+		}
+		fmt.Fprintf(w, "%d. %s  %s\n", i+1, score, resultLine(&r))
+		for _, p := range r.Previews {
+			fmt.Fprintf(w, "     %s: %s\n", p.AuthorName, p.Text())
+		}
+	}
+	if len(resp.Results) == 0 && !resp.NoConfidentResults {
+		fmt.Fprintf(w, "nothing matched (%s mode)\n", resp.Mode)
+	} else {
+		fmt.Fprintf(w, "%d of %d results (%s mode), %.1f ms (query embedding %.1f ms)\n", len(resp.Results), resp.Total, resp.Mode, resp.TookMillis, resp.QueryEmbedMillis)
+	}
+	if resp.NextCursor != "" {
+		fmt.Fprintf(w, "next page: --cursor %s\n", resp.NextCursor)
+	}
+}
+
+// componentRanks is "lexical #1, semantic #4".
+func componentRanks(cs map[string]api.Component) string {
+	var parts []string
+	for _, k := range []string{"lexical", "semantic"} {
+		if c, ok := cs[k]; ok && c.Rank > 0 {
+			parts = append(parts, fmt.Sprintf("%s #%d", k, c.Rank))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// resultLine is a result's place, time, people and the ID to follow it
+// up with (searchd segment ID).
+func resultLine(r *api.SearchResult) string {
+	where := "#" + r.ChannelName
+	if r.ChannelName == "" {
+		where = "channel " + r.ChannelID.String()
+	}
+	line := fmt.Sprintf("%s  %s  %s  (%s)", where, r.StartAt.Local().Format("2006-01-02 15:04"),
+		strings.Join(r.Authors, ", "), plural(r.MessageCount, "message", "messages"))
+	if r.SegmentID != 0 {
+		line += fmt.Sprintf("  conversation %d", r.SegmentID)
+	}
+	return line + "  " + r.URL
+}
+
+// resolveChannels reads a comma-separated list of channel IDs and names
+// ("general", "#general"); a name may match channels of several servers.
+func resolveChannels(ctx context.Context, c *client.Client, list string) ([]api.ID, error) {
+	var ids []api.ID
+	var known []api.Channel
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if id, err := api.ParseID(s); err == nil {
+			ids = append(ids, id)
+			continue
+		}
+		if known == nil {
+			var err error
+			if known, err = c.Channels(ctx); err != nil {
+				return nil, err
+			}
+		}
+		name := strings.TrimPrefix(s, "#")
+		var found bool
+		for _, ch := range known {
+			if strings.EqualFold(ch.Name, name) {
+				ids, found = append(ids, ch.ID), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no channel is named %q (channels with messages: %s)", name, channelNames(known))
+		}
+	}
+	return ids, nil
+}
+
+func channelNames(cs []api.Channel) string {
+	var names []string
+	for _, c := range cs {
+		if !slices.Contains(names, "#"+c.Name) {
+			names = append(names, "#"+c.Name)
+		}
+	}
+	if len(names) > 20 {
+		names = append(names[:20], "…")
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// daemonError says what went wrong with a request to searchd in a user's
+// words: a daemon that is not running and how to start it, or the
+// daemon's own message without the transport's wrapping.
+func daemonError(err error, cfg *Config) error {
+	var ae *api.Error
+	switch {
+	case errors.Is(err, client.ErrNotRunning):
+		return fmt.Errorf("searchd is not running (nothing at %s); start it with `searchd serve --model DIR` (or `make run`), "+
+			"with the same --data and --socket as here", cfg.SocketPath())
+	case errors.As(err, &ae) && ae.Status >= 500:
+		return fmt.Errorf("the daemon failed: %s", ae.Message)
+	case errors.As(err, &ae):
+		return errors.New(ae.Message)
+	}
+	return err
 }

@@ -102,7 +102,7 @@ func (m *Main) segmentCmd() *ffcli.Command {
 				return fmt.Errorf("segment %d: %w", id, err)
 			}
 			w := m.Stdout
-			fmt.Fprintf(w, "segment %d: channel %d, %d messages, %s to %s\n", seg.ID, seg.ChannelID, seg.MessageCount,
+			fmt.Fprintf(w, "segment %d: channel %d, %s, %s to %s\n", seg.ID, seg.ChannelID, plural(seg.MessageCount, "message", "messages"),
 				usTime(seg.StartAt).Format(time.RFC3339), usTime(seg.EndAt).Format(time.RFC3339))
 			ids := make([]int64, 0, min(limit, len(msgs)))
 			for _, msg := range msgs[:min(limit, len(msgs))] {
@@ -113,13 +113,18 @@ func (m *Main) segmentCmd() *ffcli.Command {
 				return fmt.Errorf("segment %d: %w", id, err)
 			}
 			fmt.Fprintf(w, "segmenter: %s\n", cfg.Rules.Name())
-			contents := make([]string, len(msgs))
+			var contents []string
 			for i, msg := range msgs {
-				contents[i] = msg.Content
+				if !segment.IsSystem(msg.Type) { // a join or a call is history, not talk
+					contents = append(contents, msg.Content)
+				}
 				if i < limit {
 					reply := ""
 					if msg.ReplyToID != 0 {
 						reply = fmt.Sprintf(" (reply to %d)", msg.ReplyToID)
+					}
+					if segment.IsSystem(msg.Type) {
+						reply += " (" + msg.Type + ")"
 					}
 					fmt.Fprintf(w, "  %d [%s] %s: %s%s\n", msg.ID, usTime(msg.CreatedAt).Format("2006-01-02 15:04:05"), msg.AuthorName,
 						api.MessageText(msg.Content, msg.Attachments), reply)
@@ -176,7 +181,7 @@ func (m *Main) statusCmd() *ffcli.Command {
 			c := client.New(cfg.SocketPath())
 			h, err := waitHealthy(ctx, c, wait)
 			if err != nil {
-				return err
+				return daemonError(err, &cfg)
 			}
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
