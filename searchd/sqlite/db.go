@@ -54,7 +54,12 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err := settleRestore(dir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, FileName)
+	return openFile(ctx, filepath.Join(dir, FileName))
+}
+
+// openFile opens (creating if needed) the database file at path and
+// applies pending migrations; Open checks its directory first.
+func openFile(ctx context.Context, path string) (*DB, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

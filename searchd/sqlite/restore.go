@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"dsearch/searchd/segment"
 )
 
 // walFiles are the suffixes of the files SQLite keeps beside a database
@@ -48,13 +50,16 @@ func step(name string) {
 // none). It holds the data directory's lock, so it refuses while a
 // searchd serve runs. The backup is copied beside the database and
 // checked (integrity, and that it is dsearch's) before anything is
-// touched. Then a journal is written, the old database moves aside with
+// touched, and made to forget what the database it replaces was told to
+// forget (opt-outs and tombstones, carryForgets, with rules for the
+// conversations that lose messages): a backup made before an opt-out or
+// a forget must not bring those messages back. Then a journal is written, the old database moves aside with
 // its own -wal and -shm (a pair SQLite can still open), the copy takes
 // its name and the journal goes; a crash anywhere in between is completed
 // by the next LockDir or Open (completeRestore), never left as a missing
 // database or a WAL beside the wrong file. The result is opened, migrated
 // and checked again.
-func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
+func Restore(ctx context.Context, dir, backup string, rules segment.Rules) (kept string, err error) {
 	lock, err := LockDir(dir) // completes an earlier restore cut short
 	if err != nil {
 		return "", err
@@ -72,6 +77,14 @@ func Restore(ctx context.Context, dir, backup string) (kept string, err error) {
 		return "", fmt.Errorf("restore: backup %s: %w", backup, err)
 	}
 	removeWAL(tmp) // what the check may have left beside tmp (no data: it only read)
+	if err := carryForgets(ctx, dst, tmp, rules); err != nil {
+		removeWithWAL(tmp)
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if err := syncFile(tmp); err != nil {
+		removeWithWAL(tmp)
+		return "", fmt.Errorf("restore: %w", err)
+	}
 	step("copied")
 	if slices.ContainsFunc(append([]string{""}, walFiles...), func(suffix string) bool { return exists(dst + suffix) }) {
 		// Even a WAL without its database is kept (an older version's

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"dsearch/searchd"
+	"dsearch/searchd/segment"
 )
 
 // many returns n messages from id on, a minute apart, with text long
@@ -59,7 +60,7 @@ func TestRestoreAfterCrash(t *testing.T) {
 		}
 	}
 
-	kept, err := Restore(ctx, data, backup)
+	kept, err := Restore(ctx, data, backup, segment.DefaultRules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestRestoreRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Restore(ctx, data, backup); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid ") {
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid ") {
 		t.Errorf("restore under a running serve: %v", err)
 	}
 	lock.Release()
@@ -138,7 +139,7 @@ func TestRestoreRefusals(t *testing.T) {
 
 	garbage := filepath.Join(t.TempDir(), "garbage.db")
 	os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 500)), 0o600)
-	if _, err := Restore(ctx, data, garbage); err == nil || !strings.Contains(err.Error(), "not a sound SQLite database") {
+	if _, err := Restore(ctx, data, garbage, segment.DefaultRules); err == nil || !strings.Contains(err.Error(), "not a sound SQLite database") {
 		t.Errorf("restore of garbage: %v", err)
 	}
 	unchanged("restore of garbage")
@@ -149,12 +150,12 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 	truncated, _ := os.ReadFile(other)
 	os.WriteFile(other, truncated[:len(truncated)/2], 0o600)
-	if _, err := Restore(ctx, data, other); err == nil {
+	if _, err := Restore(ctx, data, other, segment.DefaultRules); err == nil {
 		t.Error("restore of a truncated backup succeeded")
 	}
 	unchanged("restore of a truncated backup")
 
-	if _, err := Restore(ctx, data, filepath.Join(t.TempDir(), "missing.db")); err == nil {
+	if _, err := Restore(ctx, data, filepath.Join(t.TempDir(), "missing.db"), segment.DefaultRules); err == nil {
 		t.Error("restore of a missing file succeeded")
 	}
 	unchanged("restore of a missing file")
@@ -212,11 +213,11 @@ func TestRestoreTwiceKeepsBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	first, err := Restore(ctx, data, backup)
+	first, err := Restore(ctx, data, backup, segment.DefaultRules)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Restore(ctx, data, backup)
+	second, err := Restore(ctx, data, backup, segment.DefaultRules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestRestoreCutShortAtEveryStep(t *testing.T) {
 			}
 			func() {
 				defer func() { recover() }()
-				Restore(ctx, data, backup)
+				Restore(ctx, data, backup, segment.DefaultRules)
 			}()
 			restoreStep = nil
 			if !crashed {
@@ -401,7 +402,7 @@ func TestRestoreKeepsAnOrphanWAL(t *testing.T) {
 		t.Fatalf("Open with only a WAL left: %v", err)
 	}
 	wal, _ := os.ReadFile(dst + "-wal")
-	kept, err := Restore(ctx, data, backup)
+	kept, err := Restore(ctx, data, backup, segment.DefaultRules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,5 +416,117 @@ func TestRestoreKeepsAnOrphanWAL(t *testing.T) {
 	defer db.Close()
 	if st, _ := db.Stats(ctx); st.Messages != 2 {
 		t.Errorf("restored: %+v", st)
+	}
+}
+
+// A backup made before an opt-out, a deletion or a forget does not bring
+// those messages back: restore carries the opt-outs and tombstones of the
+// database it replaces into the restored one and applies them.
+func TestRestoreKeepsForgets(t *testing.T) {
+	ctx := context.Background()
+	data := filepath.Join(t.TempDir(), "data")
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const member = 9
+	mine := msg(2, time.Minute, 0)
+	mine.Author = searchd.Author{ID: member, Username: "optsout", Nickname: "숨김"}
+	elsewhere := msg(5, 4*time.Minute, 0)
+	elsewhere.ChannelID = 200
+	apply(t, db, msg(1, 0, 0), mine, msg(3, 2*time.Minute, 0), msg(4, 3*time.Minute, 0), elsewhere)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.OptOut(ctx, member, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{3}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Forget(ctx, ForgetFilter{Channel: 200}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	// Killed, as in TestRestoreAfterCrash: the forgets are in the WAL only.
+	path := filepath.Join(data, FileName)
+	saved := map[string][]byte{}
+	for _, s := range []string{"-wal", "-shm"} {
+		saved[s], _ = os.ReadFile(path + s)
+	}
+	db.Close()
+	for s, b := range saved {
+		os.WriteFile(path+s, b, 0o600)
+	}
+
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, FileName+".restoring*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	restored, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	for _, id := range []int64{2, 3, 5} {
+		if _, err := restored.Message(ctx, id); err != ErrNotFound {
+			t.Errorf("message %d is back after the restore: %v", id, err)
+		}
+	}
+	for _, id := range []int64{1, 4} {
+		if _, err := restored.Message(ctx, id); err != nil {
+			t.Errorf("message %d: %v", id, err)
+		}
+	}
+	if names, _ := restored.AuthorNames(ctx, nil); names["optsout"] != nil || names["숨김"] != nil {
+		t.Errorf("the opted-out member's names are back: %v", names)
+	}
+	if out, err := restored.OptedOut(ctx, member); err != nil || !out {
+		t.Errorf("the opt-out was lost: %v, %v", out, err)
+	}
+	// The tombstones came too: the messages again (an import, a backfill)
+	// and a new one of the member's are not stored.
+	newer := msg(6, 5*time.Minute, 0)
+	newer.Author = mine.Author
+	if r := apply(t, restored, mine, msg(3, 2*time.Minute, 0), elsewhere, newer); r.Inserted != 0 {
+		t.Errorf("after the restore: %+v, want nothing inserted", r)
+	}
+	if st, err := restored.Stats(ctx); err != nil || st.Messages != 2 {
+		t.Errorf("restored: %d messages, %v; want 2", st.Messages, err)
+	}
+	checkSegments(t, restored)
+}
+
+// A database that cannot be read for its forgets is not replaced: that
+// would lose them without a word. Moving it away first is the way on.
+func TestRestoreRefusesUnreadableCurrent(t *testing.T) {
+	ctx := context.Background()
+	data := filepath.Join(t.TempDir(), "data")
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, many(1, 2)...)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	path := filepath.Join(data, FileName)
+	removeWAL(path)
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err == nil || !strings.Contains(err.Error(), "move "+path) {
+		t.Fatalf("restore over an unreadable database: %v", err)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), "not a database") {
+		t.Error("the unreadable database was replaced")
+	}
+	os.Rename(path, filepath.Join(t.TempDir(), "moved.db"))
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Errorf("restore once it was moved away: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func (m *Main) restoreCmd() *ffcli.Command {
 			if err := cfg.validate(); err != nil {
 				return err
 			}
-			kept, err := sqlite.Restore(ctx, cfg.Data, args[0])
+			kept, err := sqlite.Restore(ctx, cfg.Data, args[0], cfg.Rules)
 			if err != nil {
 				return err
 			}

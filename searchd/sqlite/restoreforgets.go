@@ -1,0 +1,173 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+)
+
+// forgets is what a database was told to forget: the members who opted
+// out and the IDs of deleted or forgotten messages (tombstones). A
+// restore carries them from the database it replaces into the backup,
+// which may predate them: restoring an old backup must not bring back
+// what a member took away.
+type forgets struct {
+	optOuts    [][2]int64 // user, at
+	tombstones [][2]int64 // message, deleted_at
+}
+
+// readForgets reads the opt-outs and tombstones of the database file at
+// path (a database from before opt-outs existed has none of them).
+func readForgets(ctx context.Context, path string) (forgets, error) {
+	var f forgets
+	// Read-only: the file and its WAL stay as they are, to be kept.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return f, err
+	}
+	defer db.Close()
+	read := func(table, query string, into *[][2]int64) error {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil || n == 0 {
+			return err
+		}
+		rows, err := db.QueryContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r [2]int64
+			if err := rows.Scan(&r[0], &r[1]); err != nil {
+				return err
+			}
+			*into = append(*into, r)
+		}
+		return rows.Err()
+	}
+	if err := read("opt_outs", `SELECT user_id, at FROM opt_outs`, &f.optOuts); err != nil {
+		return f, err
+	}
+	return f, read("tombstones", `SELECT message_id, deleted_at FROM tombstones`, &f.tombstones)
+}
+
+// applyForgets makes db forget what f names: every opt-out is recorded
+// and its author forgotten (as OptOut), every tombstone recorded with its
+// time and the message it names deleted (as a deletion). Opt-outs are a
+// union: one taken back after the backup was made stays until the member
+// opts in again, the safe side of the two.
+func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		for _, o := range f.optOuts {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO opt_outs (user_id, at) VALUES (?, ?) ON CONFLICT DO NOTHING`, o[0], o[1]); err != nil {
+				return err
+			}
+		}
+		for _, t := range f.tombstones {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tombstones (message_id, deleted_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, t[0], t[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	stored, err := db.storedAmong(ctx, f.tombstones)
+	if err != nil {
+		return err
+	}
+	for len(stored) > 0 {
+		chunk := stored[:min(len(stored), 5000)]
+		stored = stored[len(chunk):]
+		if _, err := db.Apply(ctx, &searchd.Batch{Deletes: chunk}, rules, nil); err != nil {
+			return err
+		}
+	}
+	for _, o := range f.optOuts {
+		if _, err := db.Forget(ctx, ForgetFilter{Author: o[0]}, rules); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedAmong returns the IDs of rows (first column) that name a stored
+// message.
+func (db *DB) storedAmong(ctx context.Context, rows [][2]int64) ([]int64, error) {
+	var out []int64
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), 500)]
+		rows = rows[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r[0]
+		}
+		q := `SELECT id FROM messages WHERE id IN (?` + strings.Repeat(`,?`, len(chunk)-1) + `)`
+		res, err := db.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for res.Next() {
+			var id int64
+			if err := res.Scan(&id); err != nil {
+				res.Close()
+				return nil, err
+			}
+			out = append(out, id)
+		}
+		res.Close()
+		if err := res.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// carryForgets applies the forgets of the database at current (if there
+// is one) to the checked backup copy at copyPath, and leaves the copy a
+// single file again (its WAL checkpointed into it), ready to take the
+// database's name.
+func carryForgets(ctx context.Context, current, copyPath string, rules segment.Rules) error {
+	if !exists(current) {
+		return nil
+	}
+	f, err := readForgets(ctx, current)
+	if err != nil {
+		return fmt.Errorf("the database being replaced cannot be read for its opt-outs and deletions, which the restored one must keep (%w); "+
+			"to restore without them, move %s (with its -wal and -shm) out of the data directory first", err, current)
+	}
+	if len(f.optOuts) == 0 && len(f.tombstones) == 0 {
+		return nil
+	}
+	db, err := openFile(ctx, copyPath)
+	if err != nil {
+		return err
+	}
+	if err := db.applyForgets(ctx, f, rules); err != nil {
+		db.Close()
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	// Out of WAL mode: the checkpoint puts every change in the file
+	// itself, and the -wal goes (the rename moves only the file).
+	one, err := sql.Open("sqlite", "file:"+copyPath)
+	if err != nil {
+		return err
+	}
+	defer one.Close()
+	var mode string
+	if err := one.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "delete" {
+		return fmt.Errorf("the restored copy stays in %s mode", mode)
+	}
+	return nil
+}
