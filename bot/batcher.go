@@ -43,8 +43,10 @@ func (b *batcher) items() int { return b.pending.Items() }
 func (b *batcher) message(u api.MessageUpsert) {
 	b.mu.Lock()
 	if i, ok := b.at[u.ID]; ok {
-		if !editedBefore(&u, &b.pending.Messages[i]) {
-			b.pending.Messages[i] = u
+		if p := &b.pending.Messages[i]; editedBefore(&u, p) {
+			*p = later(u, *p)
+		} else {
+			*p = later(*p, u)
 		}
 	} else {
 		if b.at == nil {

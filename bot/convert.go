@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,9 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	}
 	if u.CreatedAt.Unix() <= 0 {
 		u.CreatedAt = m.ID.Time().UTC() // partial payloads: the snowflake knows
+	}
+	if u.Partial {
+		u.Type = "" // not carried (a type never changes): searchd keeps the stored one
 	}
 	if member != nil {
 		u.Author.Nickname = member.Nick
@@ -63,6 +67,28 @@ func partial(m *discord.Message) bool {
 	spoken := m.Type == discord.DefaultMessage || m.Type == discord.InlinedReplyMessage
 	return spoken && m.Content == "" && len(m.Attachments) == 0 && len(m.Embeds) == 0 &&
 		len(m.Stickers) == 0 && len(m.Components) == 0 && len(m.MessageSnapshots) == 0
+}
+
+// later is what searchd should get for two versions of one message, the
+// older first: the newer, completed from the older where it is a partial
+// update that does not carry a field (so a partial update waiting beside
+// its create, in either order, keeps the create's text).
+func later(older, newer api.MessageUpsert) api.MessageUpsert {
+	if !newer.Partial {
+		return newer
+	}
+	out := older // partial only if older was: nothing else is missing
+	out.Content = cmp.Or(newer.Content, older.Content)
+	out.Type = cmp.Or(newer.Type, older.Type)
+	out.ReplyToID = cmp.Or(newer.ReplyToID, older.ReplyToID)
+	out.Attachments = cmp.Or(newer.Attachments, older.Attachments)
+	if newer.EditedAt != nil {
+		out.EditedAt = newer.EditedAt
+	}
+	if newer.Mentions != nil {
+		out.Mentions = newer.Mentions
+	}
+	return out
 }
 
 // messageType names a message type as DiscordChatExporter does, the form

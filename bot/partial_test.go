@@ -48,3 +48,30 @@ func TestPartialUpdateErasesNothing(t *testing.T) {
 		return err == nil && got.Message.Content == ""
 	})
 }
+
+// A partial update waiting beside its message in one flush, before or
+// after it, keeps the message's text and takes what it carries.
+func TestBatcherCompletesPartialUpdates(t *testing.T) {
+	at := func(m int) *time.Time { t := time.Date(2025, 1, 1, 0, m, 0, 0, time.UTC); return &t }
+	b := &batcher{maxItems: 100}
+	full := api.MessageUpsert{ID: 1, Content: "the key is under the pot", Type: "Reply", ReplyToID: 7, Attachments: 1}
+	b.message(full)
+	b.message(api.MessageUpsert{ID: 1, Partial: true})
+	b.message(api.MessageUpsert{ID: 2, Partial: true, EditedAt: at(3)})
+	b.message(api.MessageUpsert{ID: 2, Content: "original", Type: "Default"})
+	b.message(api.MessageUpsert{ID: 3, Content: "original", Type: "Default"})
+	b.message(api.MessageUpsert{ID: 3, Partial: true, Content: "edited", EditedAt: at(4)})
+	got := map[api.ID]api.MessageUpsert{}
+	for _, m := range b.pending.Messages {
+		got[m.ID] = m
+	}
+	if m := got[1]; m.Content != full.Content || m.Type != "Reply" || m.ReplyToID != 7 || m.Attachments != 1 || m.Partial {
+		t.Errorf("a create then a bare update: %+v", m)
+	}
+	if m := got[2]; m.Content != "original" || m.EditedAt == nil || m.Partial {
+		t.Errorf("a bare edit before its create: %+v", m)
+	}
+	if m := got[3]; m.Content != "edited" || m.Type != "Default" || m.Partial {
+		t.Errorf("a create then a partial edit: %+v", m)
+	}
+}
