@@ -77,6 +77,13 @@ func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string) 
 	if err != nil {
 		return nil, err
 	}
+	// Batches searchd refused keep their text until a replay (which
+	// searchd would filter): take the member's messages out of them now.
+	if n, err := b.spool.ForgetAuthor(api.ID(member)); err != nil {
+		b.log.Error("opt-out: the spool's rejected batches could not all be cleaned; delete SPOOL/rejected or replay it", "err", err)
+	} else if n > 0 {
+		b.log.Info("opt-out: messages taken out of rejected batches", "messages", n)
+	}
 	return &reply{content: fmt.Sprintf("Done: dsearch forgot %d of your messages and will not index what you post. "+
 		"/optin lets new messages in again.", res.Forgotten)}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,15 @@ func TestOptOut(t *testing.T) {
 		t.Fatalf("cancel forgot something: %d messages", st.Messages)
 	}
 
+	// A batch searchd refused earlier holds one of his messages.
+	rejected := filepath.Join(e.cfg.SpoolDir, "rejected", "00000000000000000099.json")
+	kept, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		{ID: 990, ChannelID: api.ID(general), Author: api.Author{ID: api.ID(bob), Username: "bob"}, Content: "bob's refused words"},
+		{ID: 991, ChannelID: api.ID(general), Author: api.Author{ID: api.ID(alice), Username: "alice"}, Content: "alice's refused words"}}})
+	if err := os.WriteFile(rejected, kept, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	// Confirmed: bob's messages are gone.
 	_, edit, _ = e.interaction(bob, 2, optout)
 	_, edit, _ = e.interaction(bob, 3, map[string]any{"custom_id": buttons(edit)[0], "component_type": 2})
@@ -79,6 +90,9 @@ func TestOptOut(t *testing.T) {
 		if _, err := e.c.Message(ctx, api.ID(m.ID), 0, 0); err == nil {
 			t.Errorf("bob's message %d is still served", m.ID)
 		}
+	}
+	if data, _ := os.ReadFile(rejected); strings.Contains(string(data), "bob's") || !strings.Contains(string(data), "alice's") {
+		t.Errorf("the rejected batch after he opted out: %s", data)
 	}
 	// Nobody's answer shows or names him.
 	_, edit, _ = e.interaction(alice, 2, query("what did bob say about the boiler and the plumber?"))
