@@ -136,7 +136,8 @@ func TestCatchupAndReconcileAfterInvalidSession(t *testing.T) {
 	}
 }
 
-// A RESUME replays what the session missed: nothing needs fetching.
+// A RESUME replays what the session missed: nothing needs fetching. An
+// INVALID_SESSION starts a new session, which catches up.
 func TestResumeReplaysMissedEvents(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
@@ -146,6 +147,14 @@ func TestResumeReplaysMissedEvents(t *testing.T) {
 	e.discord.Offline(false)
 	e.discord.WaitSessions(1, 1)
 	e.waitStored("the replayed messages", missed...)
+
+	// INVALID_SESSION on a live connection: a new session, and a catch-up
+	// of what the gateway never sent.
+	unsent := series(thread, t0.Add(301*24*time.Hour), 150, "never dispatched")
+	e.discord.AddHistory(unsent...)
+	e.discord.InvalidateSession()
+	e.discord.WaitSessions(2, 1)
+	e.waitStored("the messages a new session caught up", unsent...)
 }
 
 // The spool full while searchd is away: the dropped messages are fetched

@@ -229,6 +229,9 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 		for _, c := range st.Incomplete {
 			warn("the bot could not sync channel %s (#%s): %s (dsearch-bot --check)", c.Channel, c.Name, c.Why)
 		}
+		if st.SpoolFailures > 0 {
+			warn("the bot's spool could not take %d events (last: %s); the bot fetched their channels again", st.SpoolFailures, st.LastSpoolFailure)
+		}
 	}
 	// Model and ONNX Runtime.
 	if cfg.Model == "" {
