@@ -208,33 +208,20 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// batchSeq reads a batch file's name: its zero-padded sequence number
-// and the suffix, nothing else.
+// batchSeq reads a batch file's name (api.IsSpoolBatch): its
+// zero-padded sequence number.
 func batchSeq(name string) (uint64, bool) {
-	digits, ok := strings.CutSuffix(name, suffix)
-	if !ok || len(digits) != 20 {
+	if !api.IsSpoolBatch(name) {
 		return 0, false
 	}
-	seq, err := strconv.ParseUint(digits, 10, 64)
+	seq, err := strconv.ParseUint(strings.TrimSuffix(name, suffix), 10, 64)
 	return seq, err == nil && seq > 0
 }
 
 // Waiting lists the batches waiting in dir, oldest first, without
 // opening (or locking) the spool: what dsearch-bot --check counts. Files
-// that are not batches are left out.
-func Waiting(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if _, ok := batchSeq(e.Name()); ok && e.Type().IsRegular() {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out, nil
-}
+// that are not batches are left out (api.IsSpoolBatch).
+func Waiting(dir string) ([]string, error) { return api.SpoolBatches(dir) }
 
 // tmpPrefix starts the name of a batch file being written.
 const tmpPrefix = ".tmp"
@@ -430,9 +417,7 @@ func (s *Spool) oldest() (uint64, bool) {
 
 // Rejected lists the batches set aside in dir's rejected/, oldest first.
 func Rejected(dir string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "rejected", "*"+suffix))
-	sort.Strings(paths) // zero-padded sequence numbers
-	return paths, err
+	return api.SpoolBatches(filepath.Join(dir, "rejected"))
 }
 
 // ReplayResult is what ReplayRejected did with one rejected batch.

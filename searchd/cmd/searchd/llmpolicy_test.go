@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,5 +38,22 @@ func TestDoctorLLMEndpoint(t *testing.T) {
 	if out, err := run(t, "serve", "--data", data, "--embed-backend", "go", "--socket", filepath.Join(dir, "run", "s.sock"),
 		"--ollama-url", "http://192.0.2.10:11434"); err == nil || !strings.Contains(out+err.Error(), "--llm-remote") {
 		t.Errorf("serve with a remote LLM and no --llm-remote: %v\n%s", err, out)
+	}
+}
+
+// doctor counts the bot's batches, not whatever else ends in .json in
+// its spool (the bot's own files, a person's notes or copies).
+func TestDoctorCountsOnlySpoolBatches(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	spool := filepath.Join(data, "bot-spool")
+	os.MkdirAll(filepath.Join(spool, "rejected"), 0o700)
+	os.Chmod(data, 0o700)
+	for _, p := range []string{"00000000000000000003.json", "notes.json", "rejected/copy-of-7.json"} {
+		os.WriteFile(filepath.Join(spool, p), []byte(`{}`), 0o600)
+	}
+	out, _ := run(t, "doctor", "--data", data, "--llm=false", "--embed-backend", "go", "--socket", filepath.Join(dir, "run", "s.sock"))
+	if !strings.Contains(out, "1 batches from the bot wait") || strings.Contains(out, "refused") {
+		t.Errorf("doctor with one batch and two stray files:\n%s", out)
 	}
 }

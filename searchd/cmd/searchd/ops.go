@@ -211,10 +211,10 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 	}
 	// The bot's spool (DATA/bot-spool, its default): what waits for searchd.
 	spool := filepath.Join(cfg.Data, "bot-spool")
-	if waiting, err := filepath.Glob(filepath.Join(spool, "*.json")); err == nil && len(waiting) > 0 {
+	if waiting, err := api.SpoolBatches(spool); err == nil && len(waiting) > 0 {
 		warn("%d batches from the bot wait in %s (searchd serve takes them in order)", len(waiting), spool)
 	}
-	if refused, err := filepath.Glob(filepath.Join(spool, "rejected", "*.json")); err == nil && len(refused) > 0 {
+	if refused, err := api.SpoolBatches(filepath.Join(spool, "rejected")); err == nil && len(refused) > 0 {
 		add(false, "searchd refused %d of the bot's batches; they are kept in %s (fix the cause, then dsearch-bot --replay-rejected; docs/troubleshooting.md)",
 			len(refused), filepath.Join(spool, "rejected"))
 	}
