@@ -111,7 +111,6 @@ func (p Policy) HTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		Proxy:               nil, // never HTTP_PROXY/HTTPS_PROXY: a proxy would get the text
 		DialContext:         p.dialContext,
-		ForceAttemptHTTP2:   false,
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
@@ -129,6 +128,9 @@ func (p Policy) dialContext(ctx context.Context, network, addr string) (net.Conn
 	ips, err := lookup(ctx, host)
 	if err != nil {
 		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("%s has no address", host)
 	}
 	dial := p.dial
 	if dial == nil {
