@@ -56,6 +56,7 @@ func (b *Bot) addHandlers() {
 		if b.allowed(g) {
 			b.marks.forget(ch)
 			b.batch.forget([]api.ID{api.ID(ch)}, nil)
+			b.noteStatus(b.status.complete(ch))
 		}
 	}
 	b.state.AddSyncHandler(func(e *gateway.ChannelDeleteEvent) { forget(e.GuildID, e.ID) })
@@ -66,6 +67,7 @@ func (b *Bot) addHandlers() {
 		}
 		b.log.Warn("the bot was removed from a server; forgetting its messages", "guild", e.ID)
 		b.batch.forget(nil, []api.ID{api.ID(e.ID)})
+		b.noteStatus(b.status.forgetGuild(e.ID))
 	})
 	b.state.AddSyncHandler(func(e *gateway.MessageCreateEvent) { b.message(&e.Message, e.Member) })
 	b.state.AddSyncHandler(func(e *gateway.MessageUpdateEvent) { b.message(&e.Message, e.Member) })

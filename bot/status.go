@@ -61,3 +61,10 @@ func (st *status) complete(ch discord.ChannelID) error {
 		s.Incomplete = slices.DeleteFunc(s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == api.ID(ch) })
 	})
 }
+
+// forgetGuild drops the incomplete channels of a guild the bot left.
+func (st *status) forgetGuild(g discord.GuildID) error {
+	return st.update(func(s *api.BotStatus) {
+		s.Incomplete = slices.DeleteFunc(s.Incomplete, func(c api.IncompleteChannel) bool { return c.Guild == api.ID(g) })
+	})
+}
