@@ -13,6 +13,22 @@ import (
 // readPermissions are what reading a channel's past messages takes.
 const readPermissions = discord.PermissionViewChannel | discord.PermissionReadMessageHistory
 
+// readPermissionsIn are what reading ch's past messages takes: a voice or
+// stage channel's text chat takes CONNECT as well, since Discord refuses
+// its messages to a member who cannot connect (Get Channel Messages in
+// Discord's API documentation).
+func readPermissionsIn(ch *discord.Channel) discord.Permissions {
+	if ch.Type == discord.GuildVoice || ch.Type == discord.GuildStageVoice {
+		return readPermissions | discord.PermissionConnect
+	}
+	return readPermissions
+}
+
+// mayRead reports whether member may read ch's past messages.
+func mayRead(g *discord.Guild, ch *discord.Channel, member *discord.Member, roles []discord.Role) bool {
+	return channelPermissions(g, ch, member, roles).Has(readPermissionsIn(ch))
+}
+
 // maxChannels is searchd's limit on a filter list.
 const maxChannels = 100
 
@@ -34,7 +50,7 @@ func (b *Bot) readableChannels(guildID discord.GuildID, member *discord.Member) 
 		if isThread(ch.Type) || ch.Type == discord.GuildCategory {
 			continue
 		}
-		if channelPermissions(g, &ch, member, roles).Has(readPermissions) {
+		if mayRead(g, &ch, member, roles) {
 			out = append(out, api.ID(ch.ID))
 		}
 	}
@@ -165,12 +181,12 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 // member overwrite takes a reading permission away from anyone.
 func everyoneReads(g *discord.Guild, ch *discord.Channel, roles []discord.Role) bool {
 	for _, o := range ch.Overwrites {
-		if o.ID != discord.Snowflake(g.ID) && o.Deny&readPermissions != 0 {
+		if o.ID != discord.Snowflake(g.ID) && o.Deny&readPermissionsIn(ch) != 0 {
 			return false
 		}
 	}
 	nobody := discord.Member{User: discord.User{ID: discord.UserID(g.ID)}} // no user has the guild's ID
-	return channelPermissions(g, ch, &nobody, roles).Has(readPermissions)
+	return mayRead(g, ch, &nobody, roles)
 }
 
 // pick narrows a filter list to the channel a member picked, which must

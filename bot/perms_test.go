@@ -87,3 +87,40 @@ func TestChannelPermissions(t *testing.T) {
 		})
 	}
 }
+
+// A voice or stage channel's text chat takes CONNECT too: Discord does not
+// give its messages to a member who may see the channel but not connect
+// (a "locked" voice room), so neither does a search, private or public.
+func TestVoiceChatTakesConnect(t *testing.T) {
+	const guild, regulars, member = 10, 11, 20
+	read := readPermissions
+	g := discord.Guild{ID: guild, OwnerID: 30}
+	roles := []discord.Role{{ID: guild, Permissions: read | discord.PermissionConnect}, {ID: regulars}}
+	locked := []discord.Overwrite{
+		{ID: guild, Type: discord.OverwriteRole, Deny: discord.PermissionConnect},
+		{ID: regulars, Type: discord.OverwriteRole, Allow: discord.PermissionConnect},
+	}
+	newcomer := discord.Member{User: discord.User{ID: member}}
+	regular := discord.Member{User: discord.User{ID: member}, RoleIDs: []discord.RoleID{regulars}}
+	for _, kind := range []discord.ChannelType{discord.GuildVoice, discord.GuildStageVoice} {
+		ch := discord.Channel{ID: 40, Type: kind, Overwrites: locked}
+		if mayRead(&g, &ch, &newcomer, roles) {
+			t.Errorf("%v: a member who cannot connect may read its chat", kind)
+		}
+		if !mayRead(&g, &ch, &regular, roles) {
+			t.Errorf("%v: a member who may connect may not read its chat", kind)
+		}
+		if everyoneReads(&g, &ch, roles) {
+			t.Errorf("%v: a locked voice chat counts as read by everyone (public answers)", kind)
+		}
+		open := discord.Channel{ID: 41, Type: kind}
+		if !mayRead(&g, &open, &newcomer, roles) || !everyoneReads(&g, &open, roles) {
+			t.Errorf("%v: an open voice chat is not read by everyone", kind)
+		}
+	}
+	// A text channel does not ask for CONNECT.
+	text := discord.Channel{ID: 42, Type: discord.GuildText, Overwrites: locked}
+	if !mayRead(&g, &text, &newcomer, roles) {
+		t.Error("a text channel asked for CONNECT")
+	}
+}
