@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -73,11 +74,36 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// checkModelDir says what is wrong with a --model that is not a model
+// directory, pointing the way out: a file given for the directory, a
+// directory that does not exist, or one without a model in it.
+func checkModelDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("model directory %s does not exist: check --model (DSEARCH_MODEL); `make model` fetches a small model into build/model, docs/models.md installs others", dir)
+	case err != nil:
+		return fmt.Errorf("model %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--model takes the model's directory (holding %s, tokenizer.json and a .onnx file), not a file: try --model %s", ConfigFile, filepath.Dir(dir))
+	}
+	if _, err := os.Stat(filepath.Join(dir, ConfigFile)); err == nil {
+		return nil
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.onnx")); len(m) == 0 {
+		return fmt.Errorf("%s holds no model (no .onnx file): `make model` fetches a small one, docs/models.md installs others", dir)
+	}
+	return nil
+}
+
 // LoadConfig reads and checks a model directory's config and files.
 func LoadConfig(dir string) (*Config, error) {
+	if err := checkModelDir(dir); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
-		return nil, fmt.Errorf("model %s: %w (run `searchd model init %s` to describe it)", dir, err, dir)
+		return nil, fmt.Errorf("model %s: %w (run `searchd model init %s --name NAME --dimension N` to describe it; docs/models.md)", dir, err, dir)
 	}
 	var c Config
 	if err := json.Unmarshal(b, &c); err != nil {

@@ -205,6 +205,10 @@ func TestCLIAsNewcomer(t *testing.T) {
 		}
 	}
 
+	if _, errs, code := c.run("stats", "--data", data, "extra"); code != 2 || !strings.Contains(errs, `stats takes no arguments, only flags: ["extra"]`) {
+		t.Errorf("stats extra: exit %d\n%s", code, errs)
+	}
+
 	// A typo in --data creates nothing; a named config must exist, and its
 	// errors name the file and line.
 	typo := filepath.Join(dir, "dta")
@@ -221,5 +225,32 @@ func TestCLIAsNewcomer(t *testing.T) {
 	writeFile(t, cfgFile, []byte("# mine\ngap 45m\nbusy-span soon\n"))
 	if _, errs, code := c.run("stats", "--data", data, "--config", cfgFile); code != 2 || !strings.Contains(errs, cfgFile+":3:") {
 		t.Errorf("bad config line: exit %d\n%s", code, errs)
+	}
+}
+
+// TestCLIModelErrors: a wrong --model says what to do, not to run a
+// command that fails too.
+func TestCLIModelErrors(t *testing.T) {
+	c := buildCLI(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	writeFile(t, filepath.Join(dir, "x", "general.json"), realExportFile(t))
+	if out, errs, code := c.run("import", "--data", data, filepath.Join(dir, "x")); code != 0 {
+		t.Fatalf("import: %s%s", out, errs)
+	}
+	model := filepath.Join(dir, "model")
+	writeFile(t, filepath.Join(model, "model.onnx"), []byte("not really"))
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o700)
+	for _, tc := range []struct{ model, want string }{
+		{filepath.Join(model, "model.onnx"), "--model takes the model's directory"},
+		{filepath.Join(dir, "modle"), "does not exist: check --model"},
+		{empty, "holds no model (no .onnx file): `make model`"},
+		{model, "searchd model init " + model + " --name NAME --dimension N"},
+	} {
+		_, errs, code := c.run("embed", "--data", data, "--model", tc.model)
+		if code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("--model %s: exit %d\n%s", tc.model, code, errs)
+		}
 	}
 }

@@ -234,7 +234,7 @@ func TestEmbedModelChange(t *testing.T) {
 		t.Fatalf("reindex: %v\n%s", err, out)
 	}
 	if _, err := run(t, "embed", "--data", data, "--model", filepath.Join(dir, "missing"), "--embed-backend", "go"); err == nil ||
-		!strings.Contains(err.Error(), "searchd model init") {
+		!strings.Contains(err.Error(), "does not exist: check --model") {
 		t.Errorf("missing model: %v", err)
 	}
 }
@@ -334,7 +334,7 @@ func TestDoctorBackupForget(t *testing.T) {
 	if err == nil {
 		t.Error("doctor passed a broken set-up")
 	}
-	for _, want := range []string{"fix: chmod 700", "searchd model init", "not reachable", "ollama serve", "refused 1 of the bot's batches",
+	for _, want := range []string{"fix: chmod 700", "does not exist: check --model", "not reachable", "ollama serve", "refused 1 of the bot's batches",
 		"the bot stopped for good: Discord closed the gateway with code 4004"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)

@@ -107,7 +107,7 @@ func (m *Main) forgetCmd() *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(m.Stdout, "forgot %d messages (a running searchd drops their vectors within seconds)\n", n)
+			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))
 			return nil
 		})
 }
@@ -136,7 +136,7 @@ func (m *Main) doctorCmd() *ffcli.Command {
 				fmt.Fprintf(m.Stdout, "%s  %s\n", mark, c.line)
 			}
 			if bad > 0 {
-				return fmt.Errorf("%d checks failed", bad)
+				return fmt.Errorf("%s failed", plural(bad, "check", "checks"))
 			}
 			return nil
 		})

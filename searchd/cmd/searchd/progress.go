@@ -51,18 +51,22 @@ func (p *progress) set(n int64) {
 	p.last = time.Now()
 	elapsed := time.Since(p.start).Seconds()
 	rate := float64(n) / max(elapsed, 1e-9)
-	eta := "?"
-	if elapsed < 1 {
-		rate = 0 // too early to tell
-	} else if rate > 0 && n <= p.total {
-		eta = (time.Duration(float64(p.total-n)/rate) * time.Second).Round(time.Second).String()
+	// The rate and what is left only once there is a rate to tell: not
+	// "0.0 MiB/s, ETA ?" in the first second.
+	var tail string
+	switch {
+	case n >= p.total:
+		tail = fmt.Sprintf(", done in %s", time.Since(p.start).Round(time.Millisecond))
+	case elapsed >= 1 && rate > 0 && p.bytes:
+		tail = fmt.Sprintf(", %.1f MiB/s, about %s left", rate/(1<<20), (time.Duration(float64(p.total-n)/rate) * time.Second).Round(time.Second))
+	case elapsed >= 1 && rate > 0:
+		tail = fmt.Sprintf(", %.1f/s, about %s left", rate, (time.Duration(float64(p.total-n)/rate) * time.Second).Round(time.Second))
 	}
 	if p.bytes {
-		fmt.Fprintf(p.w, "%s: %.1f of %.1f MiB (%.0f%%), %.1f MiB/s, ETA %s\n", p.desc, float64(n)/(1<<20),
-			float64(p.total)/(1<<20), 100*float64(n)/float64(max(p.total, 1)), rate/(1<<20), eta)
+		fmt.Fprintf(p.w, "%s: %.1f of %.1f MiB (%.0f%%)%s\n", p.desc, float64(n)/(1<<20),
+			float64(p.total)/(1<<20), 100*float64(n)/float64(max(p.total, 1)), tail)
 	} else {
-		fmt.Fprintf(p.w, "%s: %d of %d (%.0f%%), %.1f/s, ETA %s\n", p.desc, n, p.total,
-			100*float64(n)/float64(max(p.total, 1)), rate, eta)
+		fmt.Fprintf(p.w, "%s: %d of %d (%.0f%%)%s\n", p.desc, n, p.total, 100*float64(n)/float64(max(p.total, 1)), tail)
 	}
 }
 
