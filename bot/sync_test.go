@@ -123,6 +123,7 @@ func TestCatchupAndReconcileAfterInvalidSession(t *testing.T) {
 	e.discord.Delete(general, h[251].ID)
 	e.discord.Delete(general, before[1].ID)
 	e.discord.Fault("GET", "/channels/2000/messages", 429, 2)
+	threadPages := len(e.discord.Calls("GET", "/channels/2002/messages"))
 	e.discord.Offline(false)
 	e.discord.WaitSessions(2, 0)
 	live := message(staff, user(alice, "alice"), t0.Add(302*24*time.Hour), "live after the new session")
@@ -133,6 +134,11 @@ func TestCatchupAndReconcileAfterInvalidSession(t *testing.T) {
 	waitFor(t, "the deletions made during the outage", func() bool { return !e.stored(h[251].ID) && !e.stored(before[1].ID) })
 	if !e.stored(before[0].ID) || !e.stored(h[250].ID) {
 		t.Error("reconciliation deleted a message Discord still has")
+	}
+	// The cost in a quiet channel: the page before the mark, and one
+	// (empty) page after it.
+	if n := len(e.discord.Calls("GET", "/channels/2002/messages")) - threadPages; n != 2 {
+		t.Errorf("the quiet thread's catch-up took %d requests, want 2", n)
 	}
 }
 
