@@ -34,6 +34,14 @@ func (b *Bot) addHandlers() {
 		}
 		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
 		go b.registerCommands(e.ID)
+		// Also after an outage of the guild (same session, nothing sent
+		// meanwhile): its channels have a gap until their catch-up.
+		for i := range e.Channels {
+			b.marks.gap(e.Channels[i].ID)
+		}
+		for i := range e.Threads {
+			b.marks.gap(e.Threads[i].ID)
+		}
 		b.queueBackfill(e.ID) // the catch-up always; history with --backfill
 	})
 	place := func(c *discord.Channel) {

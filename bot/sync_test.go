@@ -101,6 +101,30 @@ func TestThreadCreatedLiveIsCaughtUpAfterRestart(t *testing.T) {
 	e.waitStored("the new thread's messages sent while the bot was down", missed...)
 }
 
+// A guild outage (GUILD_DELETE unavailable, later GUILD_CREATE) in one
+// session: nothing of the guild arrives meanwhile, so its channels have a
+// gap that a live message after the outage does not hide; nothing is
+// forgotten.
+func TestGuildOutageIsCaughtUp(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.discord.GuildOutage()
+	missed := series(staff, t0.Add(300*24*time.Hour), 150, "during the guild outage")
+	e.discord.AddHistory(missed...)
+	e.discord.Fault("GET", "/channels/2000/messages", 429, 2)
+	e.discord.GuildBack()
+	live := message(staff, user(alice, "alice"), t0.Add(301*24*time.Hour), "live after the outage")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.waitStored("the messages of the outage", missed...)
+	if !e.stored(history()[0].ID) {
+		t.Error("an outage forgot the guild")
+	}
+	if i, _ := e.discord.Sessions(); i != 1 {
+		t.Errorf("%d sessions; the outage should not end the session", i)
+	}
+}
+
 // A refused RESUME (INVALID_SESSION, a new session) loses the session's
 // events: every channel is caught up from its mark, a live message does
 // not hide the gap, and the edits and deletions made meanwhile are

@@ -316,6 +316,24 @@ func (d *Discord) RemoveBot() {
 	d.dispatch("GUILD_DELETE", map[string]any{"id": d.guild.Guild.ID})
 }
 
+// GuildOutage makes the guild unavailable (a Discord outage): GUILD_DELETE
+// with "unavailable": true, and nothing of it is dispatched until
+// GuildBack sends its GUILD_CREATE again.
+func (d *Discord) GuildOutage() {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dispatch("GUILD_DELETE", map[string]any{"id": d.guild.Guild.ID, "unavailable": true})
+}
+
+// GuildBack ends a GuildOutage with GUILD_CREATE.
+func (d *Discord) GuildBack() {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dispatch("GUILD_CREATE", d.guildCreate())
+}
+
 func isThread(t discord.ChannelType) bool {
 	return t == discord.GuildPublicThread || t == discord.GuildPrivateThread || t == discord.GuildAnnouncementThread
 }
