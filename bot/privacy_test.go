@@ -187,3 +187,24 @@ func TestMoreRechecksRights(t *testing.T) {
 		t.Errorf("More after #general was made private: %s %q", embedText(next), line)
 	}
 }
+
+// Without a channel picked, More compares the asker's channels now with
+// those the answer searched: a role taken away stops it even though no
+// named channel became unreadable, and no page searches the old list.
+func TestMoreWithoutAPickRechecksRights(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.staffTalk()
+	aliceNow, _ := e.discord.Member(alice)
+	_, edit, _ := e.interaction(alice, 2, query("boiler budget review"))
+	if buttonID(edit) == "" {
+		t.Fatalf("alice's answer has one page: %s", embedText(edit))
+	}
+	noStaff := aliceNow
+	noStaff.RoleIDs = nil
+	e.discord.UpdateMember(noStaff)
+	next, line := e.press(general, alice, buttonID(edit))
+	if next != nil || !strings.Contains(line, "changed since it was asked") {
+		t.Errorf("More after alice lost the staff role: %s %q", embedText(next), line)
+	}
+}
