@@ -232,6 +232,7 @@ type env struct {
 	done    chan error // Run's error
 	seq     int
 	mu      sync.Mutex
+	locale  string // the members' Discord language; en-US when empty
 }
 
 // setup starts searchd, a fake Discord and a bot; configure may hold
@@ -379,13 +380,17 @@ func (e *env) interactionIn(channel discord.ChannelID, member discord.UserID, ki
 	e.mu.Lock()
 	e.seq++
 	n := e.seq
+	locale := e.locale
 	e.mu.Unlock()
+	if locale == "" {
+		locale = "en-US"
+	}
 	token := fmt.Sprintf("token-%d", n)
 	m, _ := e.discord.Member(member)
 	start := time.Now()
 	e.discord.Dispatch("INTERACTION_CREATE", map[string]any{"id": fmt.Sprint(8000 + n), "application_id": fmt.Sprint(appID),
 		"type": kind, "data": data, "guild_id": fmt.Sprint(guildID), "channel_id": fmt.Sprint(channel), "member": m,
-		"token": token, "version": 1, "locale": "en-US"})
+		"token": token, "version": 1, "locale": locale})
 	cb := e.discord.WaitCalls("POST", "/interactions/"+fmt.Sprint(8000+n)+"/"+token+"/callback", 1)[0]
 	json.Unmarshal(cb.Body, &callback)
 	deferredIn = cb.At.Sub(start)

@@ -60,7 +60,7 @@ func (b *Bot) registerCommands(g discord.GuildID) {
 	}
 	app, err := b.appID()
 	if err == nil {
-		_, err = b.state.BulkOverwriteGuildCommands(app, g, commands)
+		_, err = b.state.BulkOverwriteGuildCommands(app, g, localized(commands))
 	}
 	if err != nil {
 		b.mu.Lock()
@@ -95,12 +95,13 @@ type reply struct {
 func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute) // tokens live 15
 	defer cancel()
+	l := langOf(e)
 	switch {
 	case !e.GuildID.IsValid() || e.Member == nil:
-		b.respondLine(e, "Use this in a server, not in direct messages.")
+		b.respondLine(e, l.say("dm"))
 		return
 	case !b.allowed(e.GuildID):
-		b.respondLine(e, "This server is not in dsearch's allowlist.")
+		b.respondLine(e, l.say("notAllowed"))
 		return
 	}
 	var run func(context.Context) (*reply, error)
@@ -113,11 +114,11 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 			if pub, err := d.Options.Find("public").BoolValue(); err == nil && pub {
 				ephemeral = false
 			}
-			run = func(ctx context.Context) (*reply, error) { return b.query(ctx, e, d, !ephemeral) }
+			run = func(ctx context.Context) (*reply, error) { return b.query(ctx, e, d, !ephemeral, l) }
 		case cmdCatchup:
-			run = func(ctx context.Context) (*reply, error) { return b.catchup(ctx, e, d) }
+			run = func(ctx context.Context) (*reply, error) { return b.catchup(ctx, e, d, l) }
 		case cmdRelated:
-			run = func(ctx context.Context) (*reply, error) { return b.related(ctx, e, d) }
+			run = func(ctx context.Context) (*reply, error) { return b.related(ctx, e, d, l) }
 		case cmdOptOut:
 			run = func(ctx context.Context) (*reply, error) { return b.optOutPrompt(ctx, e) }
 		case cmdOptIn:
@@ -128,18 +129,18 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 			pg := b.pages.get(key)
 			switch {
 			case pg == nil:
-				b.respondLine(e, "These results have expired; ask again.")
+				b.respondLine(e, l.say("expired"))
 				return
 			case pg.asker != sender(e):
 				// Results follow the asker's permissions: not for others.
-				b.respondLine(e, "Only the person who asked can page through these results.")
+				b.respondLine(e, l.say("notAsker"))
 				return
 			}
 			update = true
-			run = func(ctx context.Context) (*reply, error) { return b.more(ctx, e, pg) }
+			run = func(ctx context.Context) (*reply, error) { return b.more(ctx, e, pg, l) }
 		} else if choice, member, ok := optOutButton(string(d.CustomID)); ok {
 			if member != sender(e) {
-				b.respondLine(e, "Only the member who asked can confirm their opt-out.")
+				b.respondLine(e, l.say("notMember"))
 				return
 			}
 			update = true
@@ -147,7 +148,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		}
 	}
 	if run == nil {
-		b.respondLine(e, "I do not know that command.")
+		b.respondLine(e, l.say("unknown"))
 		return
 	}
 	deferred := dapi.InteractionResponse{Type: dapi.DeferredMessageInteractionWithSource, Data: &dapi.InteractionResponseData{}}
@@ -165,7 +166,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		// Keep the page on screen; say what went wrong beside it.
 		b.log.Info("interaction failed", "command", commandName(e), "err", err)
 		_, err = b.state.FollowUpInteraction(e.AppID, e.Token, dapi.InteractionResponseData{
-			Content: option.NewNullableString(plainError(err)), Flags: discord.EphemeralMessage})
+			Content: option.NewNullableString(plainError(l, err)), Flags: discord.EphemeralMessage})
 		if err != nil {
 			b.log.Error("cannot send an answer", "command", commandName(e), "err", err)
 		}
@@ -174,7 +175,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	edit := dapi.EditInteractionResponseData{}
 	if err != nil {
 		b.log.Info("interaction failed", "command", commandName(e), "err", err)
-		edit.Content = option.NewNullableString(plainError(err))
+		edit.Content = option.NewNullableString(plainError(l, err))
 		edit.Embeds = &[]discord.Embed{}
 		edit.Components = &discord.ContainerComponents{}
 	} else {
@@ -211,26 +212,30 @@ func sender(e *gateway.InteractionCreateEvent) discord.UserID {
 	return 0
 }
 
-// plainError turns an error into one line a user can act on.
-func plainError(err error) string {
+// plainError turns an error into one line a user can act on, in their
+// language.
+func plainError(l lang, err error) string {
 	var ae *api.Error
+	var ue *userError
 	switch {
 	case errors.As(err, &ae) && ae.Status == 503:
-		return "Search is not ready: " + ae.Message + "."
+		return l.say("notReady", ae.Message)
 	case errors.As(err, &ae) && ae.Status/100 == 4:
-		return "That did not work: " + ae.Message + "."
+		return l.say("didNotWork", ae.Message)
 	case errors.As(err, &ae):
-		return "Search failed inside searchd; the log there says why."
+		return l.say("failedInside")
 	case strings.Contains(err.Error(), "searchd is not reachable"):
-		return "Search is down right now (searchd is not running). Try again in a minute."
+		return l.say("down")
 	case errors.Is(err, context.DeadlineExceeded):
-		return "That took too long. Try a narrower question."
+		return l.say("tooLong")
+	case errors.As(err, &ue):
+		return l.say("sorry", l.say(ue.id, ue.args...))
 	}
 	line, _, _ := strings.Cut(err.Error(), "\n")
-	return "Sorry: " + line + "."
+	return l.say("sorry", line)
 }
 
-func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, public bool) (*reply, error) {
+func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, public bool, l lang) (*reply, error) {
 	var picked discord.ChannelID
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil {
 		picked = discord.ChannelID(s)
@@ -250,16 +255,16 @@ func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *d
 		return nil, err
 	}
 	pg.request = req
-	return b.answerReply(pg, resp), nil
+	return b.answerReply(pg, resp, l), nil
 }
 
 // errAccessChanged stops paging when the asker's channels are not what
 // the first page searched: rights are checked on every page.
-var errAccessChanged = errors.New("the channels this answer may show changed since it was asked (a role or a channel's permissions changed); ask again")
+var errAccessChanged error = &userError{id: "accessChanged"}
 
 // more shows an answer's next page, to the same audience, after checking
 // the asker's channels again with the button press's member data.
-func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *page) (*reply, error) {
+func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *page, l lang) (*reply, error) {
 	channels, err := b.answerChannels(e.GuildID, e.Member, pg)
 	if err != nil {
 		return nil, err
@@ -271,7 +276,7 @@ func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *p
 	if err != nil {
 		return nil, err
 	}
-	return b.answerReply(pg, resp), nil
+	return b.answerReply(pg, resp, l), nil
 }
 
 // answerChannels is the channel filter of an answer: the asker's, or for
@@ -292,20 +297,20 @@ func sameIDs(a, b []api.ID) bool {
 
 // answerReply renders an answer and, when there is more, a button whose
 // page state holds the next cursor.
-func (b *Bot) answerReply(pg *page, resp *api.QueryResponse) *reply {
-	r := &reply{embeds: []discord.Embed{answerEmbed(&pg.request, resp, pg.public)}}
+func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, l lang) *reply {
+	r := &reply{embeds: []discord.Embed{answerEmbed(l, &pg.request, resp, pg.public)}}
 	if resp.NextCursor != "" {
 		next := *pg
 		next.request.Cursor = resp.NextCursor
 		key := b.pages.put(&next)
 		r.components = discord.ContainerComponents{&discord.ActionRowComponent{
-			&discord.ButtonComponent{Style: discord.SecondaryButtonStyle(), Label: "More", CustomID: discord.ComponentID(morePrefix + key)},
+			&discord.ButtonComponent{Style: discord.SecondaryButtonStyle(), Label: l.say("more"), CustomID: discord.ComponentID(morePrefix + key)},
 		}}
 	}
 	return r
 }
 
-func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction) (*reply, error) {
+func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, l lang) (*reply, error) {
 	ch := e.ChannelID
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil && s.IsValid() {
 		ch = discord.ChannelID(s)
@@ -314,22 +319,23 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 		return nil, err
 	}
 	since := d.Options.Find("since").String()
+	shown := since // as the member wrote it
 	if since == "" {
-		since = time.Now().Add(-24 * time.Hour).UTC().Format(time.RFC3339)
+		since, shown = time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339), l.say("aDayAgo")
 	}
 	resp, err := b.searchd.Catchup(ctx, &api.CatchupRequest{Channel: api.ID(ch), Since: since, Limit: 10})
 	if err != nil {
 		return nil, err
 	}
-	return &reply{embeds: []discord.Embed{catchupEmbed(ch, since, resp)}}, nil
+	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, resp)}}, nil
 }
 
 // related searches with a message's text, leaving out the conversation
 // the message belongs to.
-func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction) (*reply, error) {
+func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, l lang) (*reply, error) {
 	msg, ok := d.Resolved.Messages[d.TargetMessageID()]
 	if !ok || strings.TrimSpace(msg.Content) == "" {
-		return nil, errors.New("that message has no text to search with")
+		return nil, &userError{id: "noText"}
 	}
 	channels, err := b.channelFilter(e.GuildID, e.Member, 0)
 	if err != nil {
@@ -353,7 +359,7 @@ func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 			results = append(results, r)
 		}
 	}
-	return &reply{embeds: []discord.Embed{relatedEmbed(results)}}, nil
+	return &reply{embeds: []discord.Embed{relatedEmbed(l, results)}}, nil
 }
 
 // truncate cuts s to at most n bytes on a character boundary.

@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -33,7 +32,7 @@ func mayRead(g *discord.Guild, ch *discord.Channel, member *discord.Member, role
 const maxChannels = 100
 
 // errNotReadable is shown when a member names a channel they cannot read.
-var errNotReadable = errors.New("you cannot read that channel")
+var errNotReadable error = &userError{id: "notReadable"}
 
 // readableChannels lists the guild's channels the member may read, from
 // the guild's roles and each channel's overwrites as the gateway gave
@@ -135,7 +134,7 @@ func (b *Bot) channelFilter(guildID discord.GuildID, member *discord.Member, pic
 
 // errNotShared is shown when a public answer names a channel some reader
 // of the channel it is posted in cannot read.
-var errNotShared = errors.New("a public answer shows only channels everyone who reads this one can read, and that channel is not one of them; ask without public to see it yourself")
+var errNotShared error = &userError{id: "notShared"}
 
 // publicFilter is the channel list of an answer posted in here for all
 // its readers to see: the channels the asker may read that every reader
@@ -205,9 +204,9 @@ func (b *Bot) pick(allowed []api.ID, picked discord.ChannelID, refused error) ([
 	}
 	switch {
 	case len(allowed) == 0:
-		return nil, errors.New("you cannot read any channel here")
+		return nil, &userError{id: "noChannels"}
 	case len(allowed) > maxChannels:
-		return nil, fmt.Errorf("you can read %d channels; searchd takes at most %d at once, so pick one with the channel option", len(allowed), maxChannels)
+		return nil, &userError{id: "tooMany", args: []any{len(allowed), maxChannels}}
 	}
 	return allowed, nil
 }

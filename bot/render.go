@@ -33,45 +33,45 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func answerEmbed(req *api.QueryRequest, resp *api.QueryResponse, public bool) discord.Embed {
+func answerEmbed(l lang, req *api.QueryRequest, resp *api.QueryResponse, public bool) discord.Embed {
 	desc := resp.Answer
 	if desc == "" {
 		desc = "_" + resp.AnswerError + "_"
 		if resp.Offset > 0 {
-			desc = fmt.Sprintf("_Results %d–%d_", resp.Offset+1, resp.Offset+len(resp.Results))
+			desc = l.say("results", resp.Offset+1, resp.Offset+len(resp.Results))
 		}
 	}
 	if len(resp.Results) == 0 {
-		desc = "Nothing relevant was found."
+		desc = l.say("nothing")
 	}
 	e := discord.Embed{Title: clip(req.Question, maxTitle), Description: clip(desc, maxDescription), Color: colour,
-		Fields: resultFields(resp.Results, resp.Offset)}
+		Fields: resultFields(l, resp.Results, resp.Offset)}
 	var foot []string
 	if p := resp.Plan; len(p.Subqueries) > 0 {
-		foot = append(foot, fmt.Sprintf("searched (%s plan): %s", p.Source, strings.Join(p.Subqueries, " · ")))
+		foot = append(foot, l.say("searched", p.Source, strings.Join(p.Subqueries, " · ")))
 		if len(p.Keywords) > 0 {
-			foot = append(foot, "keywords: "+strings.Join(p.Keywords, ", "))
+			foot = append(foot, l.say("keywords", strings.Join(p.Keywords, ", ")))
 		}
 	}
 	if note := resp.TimeNote(); note != "" {
 		foot = append(foot, note)
 	}
-	foot = append(foot, filterLine(req, resp, public))
+	foot = append(foot, filterLine(l, req, resp, public))
 	if public {
-		foot = append(foot, "shared by the asker; only channels everyone who reads this one may read")
+		foot = append(foot, l.say("shared"))
 	}
 	e.Footer = &discord.EmbedFooter{Text: clip(strings.Join(foot, "\n"), maxFooter)}
 	return fitEmbed(e)
 }
 
 // filterLine says which filters the search ran with.
-func filterLine(req *api.QueryRequest, resp *api.QueryResponse, public bool) string {
-	parts := []string{fmt.Sprintf("%d channel(s) you can read", len(req.Channels))}
+func filterLine(l lang, req *api.QueryRequest, resp *api.QueryResponse, public bool) string {
+	parts := []string{l.say("channelsYou", len(req.Channels))}
 	if public {
-		parts[0] = fmt.Sprintf("%d channel(s) everyone here can read", len(req.Channels))
+		parts[0] = l.say("channelsAll", len(req.Channels))
 	}
 	if len(req.Channels) == 1 {
-		parts[0] = "channel <#" + req.Channels[0].String() + ">"
+		parts[0] = l.say("channel", "<#"+req.Channels[0].String()+">")
 	}
 	authors := append([]api.ID{}, req.Authors...)
 	for _, a := range resp.Authors {
@@ -82,35 +82,35 @@ func filterLine(req *api.QueryRequest, resp *api.QueryResponse, public bool) str
 		for _, a := range authors {
 			names = append(names, "<@"+a.String()+">")
 		}
-		parts = append(parts, "by "+strings.Join(names, ", "))
+		parts = append(parts, l.say("by", strings.Join(names, ", ")))
 	}
 	if req.Since != "" {
-		parts = append(parts, "since "+req.Since)
+		parts = append(parts, l.say("since", req.Since))
 	}
 	if req.Until != "" {
-		parts = append(parts, "until "+req.Until)
+		parts = append(parts, l.say("until", req.Until))
 	}
-	return "filters: " + strings.Join(parts, ", ")
+	return l.say("filters", strings.Join(parts, ", "))
 }
 
 // resultFields renders numbered results: who, when, what was said, and a
 // jump link to the first message shown.
-func resultFields(results []api.SearchResult, offset int) []discord.EmbedField {
+func resultFields(l lang, results []api.SearchResult, offset int) []discord.EmbedField {
 	var fields []discord.EmbedField
 	for i, r := range results {
 		if len(fields) == maxFields {
 			break
 		}
 		name := fmt.Sprintf("[%d] %s · %s", offset+i+1, strings.Join(r.Authors, ", "), r.StartAt.UTC().Format("2006-01-02 15:04"))
-		tail := fmt.Sprintf("[Jump to the conversation](%s)", r.URL)
+		tail := l.say("jump", r.URL)
 		fields = append(fields, discord.EmbedField{Name: clip(name, maxFieldName),
-			Value: previewText(r.Previews, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
+			Value: previewText(l, r.Previews, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
 	}
 	return fields
 }
 
 // previewText is up to n characters of "name: text" lines.
-func previewText(msgs []api.Message, n int) string {
+func previewText(l lang, msgs []api.Message, n int) string {
 	var b strings.Builder
 	used := 0
 	for _, m := range msgs {
@@ -129,40 +129,44 @@ func previewText(msgs []api.Message, n int) string {
 		used += c
 	}
 	if used == 0 && b.Len() == 0 {
-		return "_(no text)_"
+		return l.say("noTextPreview")
 	}
 	return b.String()
 }
 
-func catchupEmbed(ch discord.ChannelID, since string, resp *api.CatchupResponse) discord.Embed {
-	e := discord.Embed{Title: "Catch-up", Color: colour,
-		Description: fmt.Sprintf("Conversations in <#%s> since %s, newest first.", ch, since)}
+func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse) discord.Embed {
+	where := "<#" + ch.String() + ">"
+	e := discord.Embed{Title: l.say("catchup"), Color: colour, Description: l.say("catchupDesc", where, since)}
 	if len(resp.Conversations) == 0 {
-		e.Description = fmt.Sprintf("No conversations in <#%s> since %s.", ch, since)
+		e.Description = l.say("catchupNone", where, since)
 	}
 	for _, c := range resp.Conversations {
 		if len(e.Fields) == maxFields {
 			break
 		}
-		name := fmt.Sprintf("%s · %d messages", c.StartAt.UTC().Format("2006-01-02 15:04"), c.MessageCount)
-		tail := fmt.Sprintf("[Jump](%s)", c.URL)
+		count := l.say("messages", c.MessageCount)
+		if c.MessageCount == 1 {
+			count = l.say("oneMessage")
+		}
+		name := c.StartAt.UTC().Format("2006-01-02 15:04") + " · " + count
+		tail := l.say("jumpShort", c.URL)
 		body := c.Summary
 		if body == "" {
-			body = previewText(c.Preview, maxFieldValue-utf8.RuneCountInString(tail)-1)
+			body = previewText(l, c.Preview, maxFieldValue-utf8.RuneCountInString(tail)-1)
 		}
 		e.Fields = append(e.Fields, discord.EmbedField{Name: clip(name, maxFieldName),
 			Value: clip(body, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
 	}
 	if resp.SummaryError != "" {
-		e.Footer = &discord.EmbedFooter{Text: clip("no summaries: "+resp.SummaryError, maxFooter)}
+		e.Footer = &discord.EmbedFooter{Text: clip(l.say("noSummaries", resp.SummaryError), maxFooter)}
 	}
 	return fitEmbed(e)
 }
 
-func relatedEmbed(results []api.SearchResult) discord.Embed {
-	e := discord.Embed{Title: "Related conversations", Color: colour, Fields: resultFields(results, 0)}
+func relatedEmbed(l lang, results []api.SearchResult) discord.Embed {
+	e := discord.Embed{Title: l.say("related"), Color: colour, Fields: resultFields(l, results, 0)}
 	if len(results) == 0 {
-		e.Description = "Nothing related was found."
+		e.Description = l.say("relatedNone")
 	}
 	return fitEmbed(e)
 }

@@ -22,8 +22,8 @@ func TestEmbedLimits(t *testing.T) {
 	}
 	req := &api.QueryRequest{Question: long}
 	resp := &api.QueryResponse{Answer: long, Results: results, Plan: api.QueryPlan{Subqueries: []string{long}, Source: "llm"}}
-	for name, e := range map[string]discord.Embed{"answer": answerEmbed(req, resp, true), "related": relatedEmbed(results),
-		"catchup": catchupEmbed(5, "2025-01-01", &api.CatchupResponse{Conversations: []api.Conversation{{Summary: long, URL: "u"}}})} {
+	for name, e := range map[string]discord.Embed{"answer": answerEmbed(en, req, resp, true), "related": relatedEmbed(en, results),
+		"catchup": catchupEmbed(en, 5, "2025-01-01", &api.CatchupResponse{Conversations: []api.Conversation{{Summary: long, URL: "u"}}})} {
 		total := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
 		if utf8.RuneCountInString(e.Title) > maxTitle || utf8.RuneCountInString(e.Description) > maxDescription || len(e.Fields) > maxFields {
 			t.Errorf("%s: title, description or field count over the limit", name)
@@ -48,7 +48,7 @@ func TestEmbedLimits(t *testing.T) {
 
 // A photo posted without a word shows as what it is, not an empty line.
 func TestPreviewOfAttachmentAlone(t *testing.T) {
-	got := previewText([]api.Message{{AuthorName: "준이", Attachments: 1}, {AuthorName: "준이", Content: "포켓몬\n새로 나온 거 샀다"}}, 500)
+	got := previewText(en, []api.Message{{AuthorName: "준이", Attachments: 1}, {AuthorName: "준이", Content: "포켓몬\n새로 나온 거 샀다"}}, 500)
 	if want := "**준이**: (an attachment)\n**준이**: 포켓몬 새로 나온 거 샀다"; got != want {
 		t.Errorf("previews %q, want %q", got, want)
 	}
