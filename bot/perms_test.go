@@ -124,3 +124,40 @@ func TestVoiceChatTakesConnect(t *testing.T) {
 		t.Error("a text channel asked for CONNECT")
 	}
 }
+
+// everyoneReads decides what a public answer may show: a channel counts
+// only if no member of the server is kept from reading it, by @everyone's
+// permissions or by any role or member overwrite.
+func TestEveryoneReads(t *testing.T) {
+	const guild, muted, member = 10, 11, 20
+	read := readPermissions
+	view := discord.PermissionViewChannel
+	g := discord.Guild{ID: guild, OwnerID: 30}
+	for _, tc := range []struct {
+		name       string
+		everyone   discord.Permissions
+		overwrites []discord.Overwrite
+		want       bool
+	}{
+		{name: "open to @everyone", everyone: read, want: true},
+		{name: "@everyone may not read", everyone: view, want: false},
+		{name: "@everyone denied by an overwrite", everyone: read,
+			overwrites: []discord.Overwrite{{ID: guild, Type: discord.OverwriteRole, Deny: view}}, want: false},
+		{name: "@everyone allowed by an overwrite", everyone: 0,
+			overwrites: []discord.Overwrite{{ID: guild, Type: discord.OverwriteRole, Allow: read}}, want: true},
+		{name: "a role is denied", everyone: read,
+			overwrites: []discord.Overwrite{{ID: muted, Type: discord.OverwriteRole, Deny: view}}, want: false},
+		{name: "a role is denied history", everyone: read,
+			overwrites: []discord.Overwrite{{ID: muted, Type: discord.OverwriteRole, Deny: discord.PermissionReadMessageHistory}}, want: false},
+		{name: "a member is denied", everyone: read,
+			overwrites: []discord.Overwrite{{ID: member, Type: discord.OverwriteMember, Deny: view}}, want: false},
+		{name: "a role is allowed more", everyone: read,
+			overwrites: []discord.Overwrite{{ID: muted, Type: discord.OverwriteRole, Allow: discord.PermissionSendMessages}}, want: true},
+	} {
+		roles := []discord.Role{{ID: guild, Permissions: tc.everyone}, {ID: muted}}
+		ch := discord.Channel{ID: 40, Type: discord.GuildText, Overwrites: tc.overwrites}
+		if got := everyoneReads(&g, &ch, roles); got != tc.want {
+			t.Errorf("%s: everyone reads %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -208,3 +208,38 @@ func TestMoreWithoutAPickRechecksRights(t *testing.T) {
 		t.Errorf("More after alice lost the staff role: %s %q", embedText(next), line)
 	}
 }
+
+// A private thread is read by its members, whom the bot does not know: it
+// is never searched for anyone, even a member who reads its parent, and
+// naming it is refused (docs/bot.md). Only an answer posted inside it,
+// where every reader is a member, shows it.
+func TestPrivateThreadIsNeverSearched(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	const hidden = discord.ChannelID(2100)
+	e.discord.CreateChannel(discord.Channel{ID: hidden, Type: discord.GuildPrivateThread, Name: "party", ParentID: general})
+	secret := message(hidden, user(alice, "alice"), t0.Add(200*24*time.Hour), "the surprise party for bob is on friday")
+	e.discord.Post(secret)
+	e.waitStored("the private thread's message", secret)
+
+	for _, ask := range []map[string]any{query("surprise party"), query("surprise party", public(true))} {
+		_, edit, _ := e.interaction(bob, 2, ask)
+		if text := embedText(edit); strings.Contains(text, "on friday") || strings.Contains(text, "/2100/") {
+			t.Errorf("bob's answer from #general shows the private thread: %s", text)
+		}
+	}
+	_, edit, _ := e.interaction(bob, 2, query("surprise party", pick(hidden)))
+	if edit["content"] != "Sorry: you cannot read that channel." {
+		t.Errorf("bob naming the private thread: %v %s", edit["content"], embedText(edit))
+	}
+	_, edit, _ = e.interaction(bob, 2, map[string]any{"id": "9001", "name": "catchup", "type": 1,
+		"options": []map[string]any{pick(hidden)}})
+	if edit["content"] != "Sorry: you cannot read that channel." {
+		t.Errorf("bob's catch-up of the private thread: %v %s", edit["content"], embedText(edit))
+	}
+	// Posted inside it, for its members, a public answer may show it.
+	_, edit, _ = e.interactionIn(hidden, alice, 2, query("surprise party", public(true)))
+	if text := embedText(edit); !strings.Contains(text, "on friday") {
+		t.Errorf("a public answer inside the private thread: %v %s", edit["content"], text)
+	}
+}
