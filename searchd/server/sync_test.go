@@ -20,7 +20,7 @@ func TestMessageIDsAndForgottenPlaces(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	at := time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
-	const guild, other, general, thread, staff, elsewhere = 1, 2, 10, 11, 12, 20
+	const guild, other, general, thread, staff, elsewhere, category = 1, 2, 10, 11, 12, 20, 9
 	var msgs []api.MessageUpsert
 	ids := map[api.ID][]api.ID{}
 	for i, ch := range []api.ID{general, general, general, thread, staff, elsewhere} {
@@ -34,7 +34,12 @@ func TestMessageIDsAndForgottenPlaces(t *testing.T) {
 			CreatedAt: created, Content: fmt.Sprint("message ", i)})
 		ids[ch] = append(ids[ch], id)
 	}
-	batch := &api.MessageBatch{Channels: []api.Channel{{ID: thread, GuildID: guild, ParentID: general, Name: "t"}}, Messages: msgs}
+	batch := &api.MessageBatch{Channels: []api.Channel{
+		{ID: category, GuildID: guild, Name: "text", Kind: "GuildCategory"},
+		{ID: general, GuildID: guild, ParentID: category, Name: "general", Kind: "GuildTextChat"},
+		{ID: thread, GuildID: guild, ParentID: general, Name: "t", Kind: "GuildPublicThread"},
+		{ID: staff, GuildID: guild, ParentID: category, Name: "staff", Kind: "GuildTextChat"},
+	}, Messages: msgs}
 	if _, err := f.c.PostMessages(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +52,12 @@ func TestMessageIDsAndForgottenPlaces(t *testing.T) {
 		t.Errorf("message-ids before the first: %+v, %v", got, err)
 	}
 	chans, err := f.c.GuildChannels(ctx, guild)
-	if err != nil || len(chans.Channels) != 3 {
+	if err != nil || len(chans.Channels) != 4 {
 		t.Errorf("guild channels: %+v, %v", chans, err)
+	}
+	// A deleted category leaves its channels (Discord keeps them).
+	if res, err := f.c.PostMessages(ctx, &api.MessageBatch{ForgetChannels: []api.ID{category}}); err != nil || res.Deleted != 0 {
+		t.Fatalf("forget a category: %+v, %v", res, err)
 	}
 
 	res, err := f.c.PostMessages(ctx, &api.MessageBatch{ForgetChannels: []api.ID{general}})

@@ -71,11 +71,12 @@ const (
 )
 
 // ChannelsOf lists the stored channels of a guild (parent 0) or the
-// threads of a channel.
+// threads of a channel (not the channels of a category: deleting a
+// category leaves them).
 func (db *DB) ChannelsOf(ctx context.Context, guild, parent int64) ([]int64, error) {
 	q, arg := `SELECT id FROM channels WHERE guild_id = ?`, guild
 	if parent != 0 {
-		q, arg = `SELECT id FROM channels WHERE parent_id = ?`, parent
+		q, arg = `SELECT id FROM channels WHERE parent_id = ? AND kind LIKE '%Thread'`, parent
 	}
 	rows, err := db.db.QueryContext(ctx, q, arg)
 	if err != nil {
