@@ -268,6 +268,7 @@ func setup(t *testing.T, configure ...any) *env {
 		}
 	}
 	e := &env{t: t, log: logs, discord: d, sd: sd, c: client.New(sd.sock), cfg: cfg}
+	t.Cleanup(e.noMessageTextLogged) // after the bot stopped: its whole log
 	e.start()
 	t.Cleanup(func() {
 		if err := e.stop(); err != nil {
@@ -276,6 +277,19 @@ func setup(t *testing.T, configure ...any) *env {
 	})
 	d.WaitReady()
 	return e
+}
+
+// noMessageTextLogged fails the test if the bot's log (at info level, as
+// it runs) holds the text of a message of the history: whatever a test
+// made the bot do, message text is never logged.
+func (e *env) noMessageTextLogged() {
+	log := e.log.String()
+	for _, m := range history() {
+		if strings.Contains(log, m.Content) {
+			e.t.Errorf("the bot's log holds the text of message %d: %q", m.ID, m.Content)
+			return
+		}
+	}
 }
 
 // start runs a bot on the env's fake Discord, searchd and spool.
