@@ -6,9 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
 )
 
 // marksFile keeps the high-water marks in the spool directory (its name
@@ -40,6 +43,14 @@ type marks struct {
 
 // loadMarks reads the marks an earlier run saved in dir.
 func loadMarks(dir string) (*marks, error) {
+	// Temporary files of a write a crash cut short (writeFileAtomic).
+	if left, err := filepath.Glob(filepath.Join(dir, ".*.tmp*")); err == nil {
+		for _, p := range left {
+			if b := filepath.Base(p); strings.HasPrefix(b, "."+marksFile+".tmp") || strings.HasPrefix(b, "."+api.BotStatusFile+".tmp") {
+				os.Remove(p)
+			}
+		}
+	}
 	m := &marks{path: filepath.Join(dir, marksFile), through: map[discord.ChannelID]discord.MessageID{},
 		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{}, session: 1}
 	data, err := os.ReadFile(m.path)
