@@ -467,3 +467,50 @@ func TestNamesOnlyFromReadableChannels(t *testing.T) {
 		t.Errorf("sora seen in a public thread of a readable channel: %v, %v", resp.Authors, err)
 	}
 }
+
+// What the LLM is sent, for the plan and the summary, holds only what the
+// asker may read: nothing of a channel outside the filter, however well it
+// matches the question.
+func TestLLMSeesOnlyTheAskersChannels(t *testing.T) {
+	f := &fakeOllama{}
+	s, _ := setup(t, f)
+	ctx := context.Background()
+	const staffOnly = 2
+	var staff []searchd.Message
+	for i := range 6 {
+		staff = append(staff, searchd.Message{ID: int64(30 + i), ChannelID: staffOnly, CreatedAt: t0.Add(time.Duration(i+1) * 24 * time.Hour).UnixMicro(),
+			Content: "STAFFSECRET the boiler budget, no hot water money", Type: "Default", Author: searchd.Author{ID: 12, Username: "sora"}})
+	}
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: staff}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.script = []string{`json:{"subqueries":["boiler budget"],"keywords":["boiler"]}`, "text:The boiler broke [1]."}
+	if _, err := s.Query(ctx, Request{Question: "what about the boiler budget money?", Filter: sqlite.Filter{Channels: []int64{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.requests) < 2 {
+		t.Fatalf("%d LLM requests; the test cannot tell", len(f.requests))
+	}
+	for _, r := range f.requests {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "STAFFSECRET") {
+				t.Errorf("the LLM was sent a channel outside the filter: %q", m.Content)
+			}
+		}
+	}
+	// The same question over both channels does send it: the test can tell.
+	f.requests = nil
+	f.script = []string{`json:{"subqueries":["boiler budget"],"keywords":["boiler"]}`, "text:The budget [1]."}
+	if _, err := s.Query(ctx, Request{Question: "what about the boiler budget?", Filter: sqlite.Filter{Channels: []int64{1, staffOnly}}}); err != nil {
+		t.Fatal(err)
+	}
+	sent := false
+	for _, r := range f.requests {
+		for _, m := range r.Messages {
+			sent = sent || strings.Contains(m.Content, "STAFFSECRET")
+		}
+	}
+	if !sent {
+		t.Error("with both channels the LLM never saw the staff channel: the check above cannot fail")
+	}
+}
