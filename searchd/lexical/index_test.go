@@ -72,3 +72,19 @@ func TestIndexTermsAndRequired(t *testing.T) {
 		t.Error("a phrase of Latin words needs positions the index does not keep")
 	}
 }
+
+// thread finds Threads, threading and threaded; threadbare is another word.
+func TestIndexInflections(t *testing.T) {
+	x := NewIndex()
+	for i, text := range []string{"Threads are where we talk", "threading the needle", "a threadbare coat", "학교에서 threaded"} {
+		x.Put(Doc{ID: int64(i + 1), Content: text})
+	}
+	got := ids(x.Search(Query{Terms: Terms("thread"), Limit: 10}))
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{1, 2, 4}) {
+		t.Errorf("thread: %v, want 1, 2 and 4", got)
+	}
+	if got := ids(x.Search(Query{Terms: Terms("학교"), Limit: 10})); !slices.Equal(got, []int64{4}) {
+		t.Errorf("학교: %v", got)
+	}
+}

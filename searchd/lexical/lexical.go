@@ -134,7 +134,16 @@ func join(terms []Term, op string) string {
 		case t.CJK:
 			parts[i] = "bigrams : " + quote(Bigrams(t.Text))
 		default:
-			parts[i] = "text : " + quote(t.Text)
+			// The forms of an English word (thread: threads, threading,
+			// threaded), as the in-memory index folds them (stem).
+			forms := Forms(t.Text)
+			for j, f := range forms {
+				forms[j] = "text : " + quote(f)
+			}
+			parts[i] = strings.Join(forms, " OR ")
+			if len(forms) > 1 {
+				parts[i] = "(" + parts[i] + ")"
+			}
 		}
 	}
 	return strings.Join(parts, op)
@@ -148,14 +157,16 @@ func quote(s string) string {
 
 // Contains reports whether text contains the term: for a CJK term, as a
 // substring (the index finds a one-syllable term only where it stands
-// alone or begins a pair); for a word, as a whole token.
+// alone or begins a pair); for a word, as a whole token in any of its
+// inflections (stem).
 func Contains(text string, t Term) bool {
 	lower := strings.ToLower(text)
 	if t.CJK {
 		return strings.Contains(lower, t.Text)
 	}
+	want := fold(t.Text, false)
 	for _, w := range Terms(lower) {
-		if !w.CJK && w.Text == t.Text {
+		if !w.CJK && fold(w.Text, false) == want {
 			return true
 		}
 	}

@@ -53,7 +53,8 @@ func TestContains(t *testing.T) {
 	if !Contains("우리 학교에서", Term{"학교", true}) || Contains("학원", Term{"학교", true}) {
 		t.Error("CJK containment")
 	}
-	if !Contains("The Boiler broke", Term{"boiler", false}) || Contains("boilers", Term{"boiler", false}) {
-		t.Error("word containment")
+	if !Contains("The Boiler broke", Term{"boiler", false}) || !Contains("boilers", Term{"boiler", false}) ||
+		Contains("boilerplate", Term{"boiler", false}) {
+		t.Error("word containment: a whole word, in any of its inflections")
 	}
 }

@@ -68,3 +68,33 @@ func TestChannelFilterAndThreads(t *testing.T) {
 		}
 	}
 }
+
+// A query word finds its English inflections on the FTS5 side too
+// (lexical.Forms), as the in-memory index does by stemming; Korean
+// two-syllable words still match inside longer ones.
+func TestLexicalInflections(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	b := &searchd.Batch{Channels: []searchd.Channel{{ID: 10, Name: "general", Kind: "GuildTextChat"}}}
+	for i, text := range []string{"Threads are where we talk", "she replied at once", "a threadbare coat", "학교에서 만나", "nothing here"} {
+		m := msg(int64(i+1), 0, 0)
+		m.ChannelID, m.Content = 10, text
+		b.Messages = append(b.Messages, m)
+	}
+	if _, err := db.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string][]int64{"thread": {1}, "threading": {1}, "replies": {2}, "학교": {4}} {
+		hits, err := db.Lexical(ctx, lexical.MatchExpr(lexical.Terms(q)), Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, h := range hits {
+			got = append(got, h.MessageID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
+}
