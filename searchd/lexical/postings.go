@@ -1,9 +1,6 @@
 package lexical
 
-import (
-	"container/heap"
-	"math"
-)
+import "math"
 
 // blockSize is how many postings share one block's bounds: small enough
 // that a block's bound is close to its postings' weights, large enough
@@ -47,41 +44,42 @@ func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
 func (s bitset) has(i uint32) bool { return s[i/64]&(1<<(i%64)) != 0 }
 
 // mergeSum calls fn for each doc of the sorted lists in order, once, with
-// the sum of its frequencies.
+// the sum of its frequencies. It merges the lists in pairs, rounds of
+// sequential passes: most of a syllable's bigrams are rare, and a heap
+// of hundreds of lists costs more than the copying.
 func mergeSum(lists [][]posting, fn func(posting)) {
-	h := make(listHeap, 0, len(lists))
-	for _, ps := range lists {
-		if len(ps) > 0 {
-			h = append(h, ps)
-		}
-	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		p := h[0][0]
-		tf := 0
-		for len(h) > 0 && h[0][0].doc == p.doc {
-			tf += int(h[0][0].tf)
-			if h[0] = h[0][1:]; len(h[0]) == 0 {
-				heap.Pop(&h)
+	for len(lists) > 1 {
+		next := lists[:0:0]
+		for i := 0; i < len(lists); i += 2 {
+			if i+1 == len(lists) {
+				next = append(next, lists[i])
 			} else {
-				heap.Fix(&h, 0)
+				next = append(next, merge2(lists[i], lists[i+1]))
 			}
 		}
-		p.tf = uint16(min(tf, math.MaxUint16))
-		fn(p)
+		lists = next
+	}
+	for _, ps := range lists {
+		for _, p := range ps {
+			fn(p)
+		}
 	}
 }
 
-// listHeap orders posting lists by their first doc.
-type listHeap [][]posting
-
-func (h listHeap) Len() int           { return len(h) }
-func (h listHeap) Less(i, j int) bool { return h[i][0].doc < h[j][0].doc }
-func (h listHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *listHeap) Push(x any)        { *h = append(*h, x.([]posting)) }
-func (h *listHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// merge2 merges two sorted lists, adding the frequencies of a doc in both.
+func merge2(a, b []posting) []posting {
+	out := make([]posting, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0].doc < b[0].doc:
+			out, a = append(out, a[0]), a[1:]
+		case b[0].doc < a[0].doc:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			p := a[0]
+			p.tf = uint16(min(int(p.tf)+int(b[0].tf), math.MaxUint16))
+			out, a, b = append(out, p), a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
