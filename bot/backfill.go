@@ -27,6 +27,10 @@ func (b *Bot) backfillLoop(ctx context.Context) {
 			}
 		case <-b.gapped:
 			b.catchUpLost(ctx)
+		case present := <-b.present:
+			if _, err := b.forgetLeftGuilds(ctx, present); err != nil {
+				b.log.Warn("cannot look for servers the bot was removed from while away", "err", err)
+			}
 		case r := <-b.retryQueue:
 			b.syncChannels(ctx, []discord.Channel{r.ch}, r.attempt)
 		}

@@ -80,6 +80,7 @@ type Searchd interface {
 	OptOutStatus(context.Context, api.ID) (*api.OptOut, error)
 	MessageIDs(ctx context.Context, channel, from, to api.ID) (*api.MessageIDs, error)
 	GuildChannels(context.Context, api.ID) (*api.GuildChannels, error)
+	Channels(context.Context) ([]api.Channel, error)
 }
 
 var _ Searchd = (*client.Client)(nil)
@@ -110,6 +111,10 @@ type Bot struct {
 	gapped     chan struct{}
 	lostMu     sync.Mutex
 	lost       map[discord.ChannelID]discord.GuildID
+
+	// present carries the guilds each READY lists, for forgetLeftGuilds
+	// (the newest list wins).
+	present chan []discord.GuildID
 
 	mu       sync.Mutex
 	commands map[discord.GuildID]bool // guilds whose commands are registered
@@ -150,7 +155,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	b := &Bot{
 		cfg: cfg, log: cfg.Log, state: st,
 		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
-		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1),
+		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1), present: make(chan []discord.GuildID, 1),
 		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
 	}
 	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}

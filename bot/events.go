@@ -15,8 +15,13 @@ func (b *Bot) addHandlers() {
 	// A new session: events missed since the last one are gone, so every
 	// channel has a gap until its catch-up (GUILD_CREATE queues it). A
 	// RESUMED session replays what it missed and keeps them whole.
-	b.state.AddSyncHandler(func(*gateway.ReadyEvent) {
+	b.state.AddSyncHandler(func(e *gateway.ReadyEvent) {
 		b.marks.newSession()
+		present := make([]discord.GuildID, len(e.Guilds))
+		for i, g := range e.Guilds {
+			present[i] = g.ID
+		}
+		b.notePresent(present)
 		b.noteStatus(b.status.update(func(s *api.BotStatus) { s.Stopped, s.StoppedAt = "", nil }))
 	})
 	b.state.AddSyncHandler(func(e *gateway.ResumedEvent) { b.log.Info("gateway session resumed") })

@@ -1,0 +1,44 @@
+package bot
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"dsearch/shared/api"
+)
+
+// A server the bot was removed from while it was down sent no
+// GUILD_DELETE the bot could see: at its next start READY no longer lists
+// it, Discord refuses it (403), and it is forgotten (issue 23.3). A server
+// the bot never synced (imported from an export) stays.
+func TestGuildLeftWhileAwayIsForgotten(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	ctx := context.Background()
+	imported := &api.MessageBatch{
+		Guilds:   []api.Guild{{ID: 5000, Name: "archive"}},
+		Channels: []api.Channel{{ID: 6000, GuildID: 5000, Name: "old", Kind: "GuildTextChat"}},
+		Messages: []api.MessageUpsert{{ID: 7000, GuildID: 5000, ChannelID: 6000, Author: api.Author{ID: 9, Username: "x"},
+			CreatedAt: t0, Content: "an imported message"}},
+	}
+	if _, err := e.c.PostMessages(ctx, imported); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.discord.RemoveBot() // no bot connected: its GUILD_DELETE is never seen
+	e.start()
+	waitFor(t, "the server the bot left forgotten", func() bool {
+		st, err := e.c.Stats(ctx)
+		return err == nil && st.Messages == 1
+	})
+	if _, err := e.c.Message(ctx, 7000, 0, 0); err != nil {
+		t.Errorf("the imported server was forgotten too: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // nothing more is forgotten
+	if st, _ := e.c.Stats(ctx); st.Messages != 1 {
+		t.Errorf("%d messages after the start, want the imported one", st.Messages)
+	}
+}
