@@ -49,9 +49,32 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	for _, mu := range m.Mentions {
 		u.Mentions = append(u.Mentions, api.ID(mu.ID))
 	}
+	if !u.Partial {
+		// File names, stickers and link previews, as an import stores them
+		// (api.WithParts). Not for a partial update: its empty content
+		// means "unchanged", and lines of parts would replace the text.
+		u.Content = api.WithParts(u.Content, parts(m))
+	}
 	// Never from Discord (4,000 characters), but a forward's snapshots add up.
 	u.Content, _ = api.Clip(u.Content, api.MaxContentBytes)
 	return u
+}
+
+// parts is what a message carries besides its text that search should
+// find: attachment file names, sticker names, embed titles and
+// descriptions.
+func parts(m *discord.Message) api.Parts {
+	var p api.Parts
+	for _, a := range m.Attachments {
+		p.Files = append(p.Files, a.Filename)
+	}
+	for _, s := range m.Stickers {
+		p.Stickers = append(p.Stickers, s.Name)
+	}
+	for _, e := range m.Embeds {
+		p.Embeds = append(p.Embeds, api.Embed{Title: e.Title, Description: e.Description})
+	}
+	return p
 }
 
 // partial tells a payload that does not carry the whole message, as a
