@@ -193,6 +193,10 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 		return err
 	}
 	size := cp.Size
+	cp.Channel, cp.ExportedAt = x.Channel.ID, x.ExportedAt
+	if cp.ExportedAt == 0 {
+		cp.ExportedAt = cp.MTime / 1000 // an older exporter's file: its time (ByExportTime)
+	}
 	places := func() searchd.Batch {
 		b := searchd.Batch{Guilds: []searchd.Guild{x.Guild}}
 		if x.Parent != nil {

@@ -117,3 +117,36 @@ func TestMessageCountMismatch(t *testing.T) {
 		t.Errorf("result %+v: want a count mismatch of 9 and 8", r)
 	}
 }
+
+// An older export imported in a later run fills gaps but replaces
+// nothing: not a message's unedited text, not the channel's name.
+func TestOlderExportInALaterRun(t *testing.T) {
+	dir := t.TempDir()
+	older := strings.Replace(string(realExport(t)), "here is the config I use", "here is the config I used to use", 1)
+	older = strings.Replace(older, `"exportedAt": "2024-06-02T10:00:00.1234567+09:00"`, `"exportedAt": "2024-05-02T10:00:00+09:00"`, 1)
+	older = strings.Replace(older, `"name": "general"`, `"name": "old-general"`, 1)
+	write(t, filepath.Join(dir, "newer.json"), realExport(t))
+	write(t, filepath.Join(dir, "older.json"), []byte(older))
+	im := newImporter(t)
+	ctx := context.Background()
+	for _, f := range []string{"newer.json", "older.json"} { // two runs, the older export last
+		if r := im.ImportFile(ctx, filepath.Join(dir, f)); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	m, err := im.DB.Message(ctx, 880000000000000101)
+	if err != nil || !strings.HasPrefix(m.Content, "here is the config I use\n") {
+		t.Errorf("content %q, %v: the older export's text replaced the newer", m.Content, err)
+	}
+	chans, err := im.DB.Channels(ctx)
+	if err != nil || len(chans) != 1 || chans[0].Name != "general" {
+		t.Errorf("channels %+v, %v: the older export's name came back", chans, err)
+	}
+	// A newer export still replaces what an older one wrote.
+	newest := strings.Replace(string(realExport(t)), "here is the config I use", "here is the config I use now", 1)
+	newest = strings.Replace(newest, `"exportedAt": "2024-06-02T10:00:00.1234567+09:00"`, `"exportedAt": "2024-07-02T10:00:00+09:00"`, 1)
+	write(t, filepath.Join(dir, "newest.json"), []byte(newest))
+	if r := im.ImportFile(ctx, filepath.Join(dir, "newest.json")); r.Err != nil || r.Updated != 1 {
+		t.Fatalf("newest: %+v", r)
+	}
+}

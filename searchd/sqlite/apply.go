@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"dsearch/searchd"
 	"dsearch/searchd/lexical"
@@ -20,6 +21,11 @@ type Checkpoint struct {
 	Size, MTime  int64
 	MessagesDone int64
 	Complete     bool
+	// Channel is the export's channel and ExportedAt when it was exported
+	// (µs; 0: unknown). An export older than one already imported for the
+	// channel fills gaps but replaces nothing: not the text of a message
+	// it holds unedited, not a guild's or channel's name.
+	Channel, ExportedAt int64
 }
 
 // Apply writes a batch in one transaction: guilds, channels, authors and
@@ -44,6 +50,9 @@ func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, 
 			return err
 		}
 		defer a.close()
+		if err := a.exportEvidence(cp); err != nil {
+			return err
+		}
 		if res, err = a.apply(b); err != nil {
 			return err
 		}
@@ -58,6 +67,26 @@ func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, 
 	})
 	res.Truncated = truncated
 	return res, err
+}
+
+// exportEvidence compares an import's export time with the newest one
+// imported for its channel: older, the batch only fills gaps (a.older);
+// newer, it becomes the newest.
+func (a *applier) exportEvidence(cp *Checkpoint) error {
+	if cp == nil || cp.Channel == 0 || cp.ExportedAt == 0 {
+		return nil
+	}
+	key := fmt.Sprintf("exported_at:%d", cp.Channel)
+	var newest int64
+	err := a.tx.QueryRowContext(a.ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?`, key).Scan(&newest)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if cp.ExportedAt < newest {
+		a.older = true
+		return nil
+	}
+	return setMeta(a.ctx, a.tx, key, fmt.Sprint(cp.ExportedAt))
 }
 
 // ImportState returns the recorded progress of an export file, or nil.
@@ -81,6 +110,7 @@ type applier struct {
 	now   int64
 
 	tombstones bool // any tombstone exists: check inserts against them
+	older      bool // an export older than one imported before: replace nothing (exportEvidence)
 	stmts      map[string]*sql.Stmt
 
 	spans   map[int64]*span   // by segment ID
@@ -100,6 +130,11 @@ const (
 	qUpdateMsg = `UPDATE messages SET edited_at = ?, content = ?, type = ?, reply_to_id = ?, attachments = ?
 		WHERE id = ? AND (edited_at IS NOT ? OR content IS NOT ? OR type IS NOT ? OR reply_to_id IS NOT ? OR attachments IS NOT ?)
 		AND COALESCE(edited_at, 0) <= COALESCE(?, 0)` // an older copy (a late backfill page) never undoes an edit
+	// qUpdateOlder is qUpdateMsg for an older export: only a later edit
+	// replaces the stored text.
+	qUpdateOlder = `UPDATE messages SET edited_at = ?, content = ?, type = ?, reply_to_id = ?, attachments = ?
+		WHERE id = ? AND (edited_at IS NOT ? OR content IS NOT ? OR type IS NOT ? OR reply_to_id IS NOT ? OR attachments IS NOT ?)
+		AND COALESCE(edited_at, 0) < COALESCE(?, 0)`
 	qIndex      = `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`
 	qUnindex    = `DELETE FROM messages_fts WHERE rowid = ?`
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
@@ -237,8 +272,11 @@ func bumpIndexVersion(ctx context.Context, tx *sql.Tx) error {
 // names that the batch does not describe.
 func (a *applier) upsertPlaces(b *searchd.Batch) error {
 	for _, g := range b.Guilds {
-		if _, err := a.exec(`INSERT INTO guilds (id, name) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET name = COALESCE(NULLIF(excluded.name, ''), name)`, g.ID, g.Name); err != nil {
+		q := `INSERT INTO guilds (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = COALESCE(NULLIF(excluded.name, ''), name)`
+		if a.older { // an older export's name is the guild's old name
+			q = `INSERT INTO guilds (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = COALESCE(NULLIF(name, ''), excluded.name)`
+		}
+		if _, err := a.exec(q, g.ID, g.Name); err != nil {
 			return fmt.Errorf("guild %d: %w", g.ID, err)
 		}
 	}
@@ -248,13 +286,18 @@ func (a *applier) upsertPlaces(b *searchd.Batch) error {
 				return err
 			}
 		}
-		if _, err := a.exec(`INSERT INTO channels (id, guild_id, parent_id, name, kind, topic) VALUES (?, ?, ?, ?, ?, ?)
+		q := `INSERT INTO channels (id, guild_id, parent_id, name, kind, topic) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET
 				guild_id = COALESCE(excluded.guild_id, guild_id),
 				parent_id = COALESCE(excluded.parent_id, parent_id),
 				name = COALESCE(NULLIF(excluded.name, ''), name),
 				kind = COALESCE(NULLIF(excluded.kind, ''), kind),
-				topic = COALESCE(NULLIF(excluded.topic, ''), topic)`,
+				topic = COALESCE(NULLIF(excluded.topic, ''), topic)`
+		if a.older {
+			q = strings.NewReplacer("COALESCE(NULLIF(excluded.name, ''), name)", "COALESCE(NULLIF(name, ''), excluded.name)",
+				"COALESCE(NULLIF(excluded.topic, ''), topic)", "COALESCE(NULLIF(topic, ''), excluded.topic)").Replace(q)
+		}
+		if _, err := a.exec(q,
 			c.ID, nullID(c.GuildID), nullID(c.ParentID), c.Name, c.Kind, c.Topic); err != nil {
 			return fmt.Errorf("channel %d: %w", c.ID, err)
 		}
@@ -377,7 +420,11 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return nil
 		}
 		// An edit keeps its segment, whose text is now stale.
-		r, err := a.exec(qUpdateMsg, edited, m.Content, m.Type, reply, m.Attachments,
+		update := qUpdateMsg
+		if a.older {
+			update = qUpdateOlder
+		}
+		r, err := a.exec(update, edited, m.Content, m.Type, reply, m.Attachments,
 			m.ID, edited, m.Content, m.Type, reply, m.Attachments, edited)
 		if err != nil {
 			return err
