@@ -130,6 +130,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	cfg.Log = slog.New(RedactingHandler(cfg.Log.Handler()))
 	cfg.PageSize = cmpOr(cfg.PageSize, 5)
 	cfg.FlushEvery = cmpOr(cfg.FlushEvery, time.Second)
 	cfg.BatchItems = cmpOr(cfg.BatchItems, 100)
@@ -239,7 +240,7 @@ func (b *Bot) gateway(ctx context.Context) error {
 			b.log.Error("Discord closed the gateway for good; stopping", "code", fatal.Code, "what_to_do", fatalCloses[fatal.Code])
 			if err := b.status.update(func(s *api.BotStatus) {
 				now := time.Now().UTC()
-				s.Stopped, s.StoppedAt = fatal.Error(), &now
+				s.Stopped, s.StoppedAt = Redact(fatal.Error()), &now
 			}); err != nil {
 				b.log.Warn("cannot write the bot status", "err", err)
 			}

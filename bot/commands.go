@@ -231,7 +231,7 @@ func plainError(l lang, err error) string {
 	case errors.As(err, &ue):
 		return l.say("sorry", l.say(ue.id, ue.args...))
 	}
-	line, _, _ := strings.Cut(err.Error(), "\n")
+	line, _, _ := strings.Cut(Redact(err.Error()), "\n")
 	return l.say("sorry", line)
 }
 

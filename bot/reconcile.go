@@ -122,7 +122,7 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 				return fmt.Errorf("reconciliation interrupted (run it again to go on): %w", ctx.Err())
 			case err != nil:
 				failed++
-				fmt.Fprintf(out, "#%s (%s): failed, run again to go on: %v\n", ch.Name, ch.ID, discordErr(err))
+				fmt.Fprintf(out, "#%s (%s): failed, run again to go on: %s\n", ch.Name, ch.ID, Redact(discordErr(err).Error()))
 			default:
 				fmt.Fprintf(out, "#%s (%s): %d messages reconciled\n", ch.Name, ch.ID, n)
 			}

@@ -46,7 +46,7 @@ func (st *status) incomplete(ch discord.Channel, why string, retrying bool) erro
 	return st.update(func(s *api.BotStatus) {
 		s.Incomplete = slices.DeleteFunc(s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == api.ID(ch.ID) })
 		s.Incomplete = append(s.Incomplete, api.IncompleteChannel{Channel: api.ID(ch.ID), Guild: api.ID(ch.GuildID),
-			Name: ch.Name, Why: why, Retrying: retrying})
+			Name: ch.Name, Why: Redact(why), Retrying: retrying})
 	})
 }
 

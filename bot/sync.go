@@ -334,7 +334,7 @@ func (b *Bot) spoolLost(chans map[discord.ChannelID]discord.GuildID, refused int
 	b.noteStatus(b.status.update(func(s *api.BotStatus) {
 		now := time.Now().UTC()
 		s.SpoolFailures += int64(refused)
-		s.LastSpoolFailure, s.LastSpoolFailAt = cause.Error(), &now
+		s.LastSpoolFailure, s.LastSpoolFailAt = Redact(cause.Error()), &now
 	}))
 	b.markLost(chans)
 }

@@ -45,7 +45,7 @@ type usageError struct{ error }
 func main() {
 	err := run(os.Args[1:], os.Stdout)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "dsearch-bot:", err)
+		fmt.Fprintln(os.Stderr, "dsearch-bot:", bot.Redact(err.Error()))
 	}
 	var fatal *bot.FatalCloseError
 	switch {
@@ -304,9 +304,9 @@ func logger(level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(bot.RedactingHandler(slog.NewTextHandler(os.Stderr, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(bot.RedactingHandler(slog.NewJSONHandler(os.Stderr, opts))), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
