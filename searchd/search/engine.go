@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"dsearch/searchd/index"
 	"dsearch/searchd/lexical"
 )
 
@@ -183,26 +184,52 @@ func (q *query) semantic(ctx context.Context, k int) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return q.scan(allow, k), nil
+	return q.scan(ctx, allow, k)
 }
 
-func (q *query) scan(allow map[int64]bool, k int) []Result {
+// scan ranks the matrix's segments by similarity to the query. The
+// matrix follows the database only at the embedding job's next pass, so
+// a segment whose messages were deleted, edited, forgotten or opted out
+// since it was embedded would still rank by the old text: each top
+// segment is checked against the store, and a stale one leaves the
+// matrix at once (the job adds it back when it is embedded again).
+func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result, error) {
 	var fn func(int64) bool
 	if allow != nil {
 		if len(allow) == 0 {
-			return nil
+			return nil, nil
 		}
 		fn = func(id int64) bool { return allow[id] }
 	}
+	var top []index.Scored
+	for {
+		top = q.svc.Matrix.TopK(q.vec, k, fn)
+		ids := make([]int64, len(top))
+		for i, sc := range top {
+			ids[i] = sc.ID
+		}
+		current, err := q.svc.DB.CurrentVectorsOf(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		if len(current) == len(ids) {
+			break
+		}
+		for _, id := range ids { // each pass removes one row at least
+			if !current[id] {
+				q.svc.Matrix.Delete(id)
+			}
+		}
+	}
 	var out []Result
-	for i, sc := range q.svc.Matrix.TopK(q.vec, k, fn) {
+	for i, sc := range top {
 		if float64(sc.Score) < q.svc.Config.MinSimilarity {
 			break
 		}
 		out = append(out, Result{SegmentID: sc.ID, Score: float64(sc.Score),
 			Components: map[string]Component{"semantic": {Rank: i + 1, Score: float64(sc.Score)}}})
 	}
-	return out
+	return out, nil
 }
 
 // pipeline is the blog's search: author filter → A; keyword filter → B
@@ -221,7 +248,10 @@ func (q *query) pipeline(ctx context.Context, resp *Response) ([]Result, error) 
 		return nil, err
 	}
 	resp.KeywordFallback = fellBack
-	results := q.scan(allow, q.svc.Config.Pool)
+	results, err := q.scan(ctx, allow, q.svc.Config.Pool)
+	if err != nil {
+		return nil, err
+	}
 	if len(q.Keywords) > 0 && !fellBack {
 		results = q.addUnembedded(results, allow)
 	}
