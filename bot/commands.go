@@ -144,7 +144,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 				return
 			}
 			update = true
-			run = func(ctx context.Context) (*reply, error) { return b.optOut(ctx, member, choice) }
+			run = func(ctx context.Context) (*reply, error) { return b.optOut(ctx, member, choice, l) }
 		}
 	}
 	if run == nil {

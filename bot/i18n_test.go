@@ -77,6 +77,21 @@ func TestKoreanMembers(t *testing.T) {
 		t.Errorf("Korean error: %v", edit["content"])
 	}
 
+	// The opt-out prompt, its buttons, and a cancel.
+	_, edit, _ = e.interaction(bob, 2, map[string]any{"id": "9010", "name": "optout", "type": 1})
+	if b, _ := json.Marshal(edit); !strings.Contains(fmt.Sprint(edit["content"]), "옵트아웃하면") ||
+		!strings.Contains(string(b), `"label":"내 메시지 잊기"`) || !strings.Contains(string(b), `"label":"취소"`) {
+		t.Errorf("Korean opt-out prompt: %s", b)
+	}
+	if choices := buttons(edit); len(choices) == 2 {
+		_, edit, _ = e.interaction(bob, 3, map[string]any{"custom_id": choices[1], "component_type": 2})
+		if !strings.Contains(fmt.Sprint(edit["content"]), "바뀐 건 없어요") {
+			t.Errorf("Korean cancel: %v", edit["content"])
+		}
+	} else {
+		t.Errorf("opt-out buttons: %v", choices)
+	}
+
 	e.locale = "fr"
 	_, edit, _ = e.interaction(bob, 2, map[string]any{"id": "9001", "name": "catchup", "type": 1,
 		"options": []map[string]any{{"name": "channel", "type": 7, "value": fmt.Sprint(staff)}}})

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	dapi "github.com/diamondburned/arikawa/v3/api"
@@ -31,24 +30,22 @@ var optOutCommands = []dapi.CreateCommandData{
 
 // optOutPrompt asks the member to confirm, with what it will do.
 func (b *Bot) optOutPrompt(ctx context.Context, e *gateway.InteractionCreateEvent) (*reply, error) {
-	who := sender(e)
+	who, l := sender(e), langOf(e)
 	st, err := b.searchd.OptOutStatus(ctx, api.ID(who))
 	if err != nil {
 		return nil, err
 	}
 	if st.OptedOut {
-		return &reply{content: "You have already opted out: dsearch keeps none of your messages. /optin lets what you post from now on in again."}, nil
+		return &reply{content: l.say("optedOutAlready")}, nil
 	}
 	button := func(style discord.ButtonComponentStyle, label, choice string) *discord.ButtonComponent {
 		return &discord.ButtonComponent{Style: style, Label: label, CustomID: discord.ComponentID(optOutPrefix + choice + ":" + who.String())}
 	}
 	return &reply{
-		content: "Opting out makes dsearch forget every message of yours it holds, in every server it indexes, with every name " +
-			"you were seen under, and index nothing you post from now on. Nobody can find, see or get a summary of your " +
-			"messages through it any more. Forgotten messages cannot be brought back; /optin later lets only new ones in.",
+		content: l.say("optOutPrompt"),
 		components: discord.ContainerComponents{&discord.ActionRowComponent{
-			button(discord.DangerButtonStyle(), "Forget my messages", optOutConfirm),
-			button(discord.SecondaryButtonStyle(), "Cancel", optOutCancel),
+			button(discord.DangerButtonStyle(), l.say("forgetButton"), optOutConfirm),
+			button(discord.SecondaryButtonStyle(), l.say("cancelButton"), optOutCancel),
 		}},
 	}, nil
 }
@@ -69,9 +66,9 @@ func optOutButton(id string) (choice string, member discord.UserID, ok bool) {
 }
 
 // optOut carries out a confirmed opt-out, or a cancelled one.
-func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string) (*reply, error) {
+func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string, l lang) (*reply, error) {
 	if choice == optOutCancel {
-		return &reply{content: "Nothing changed: dsearch still indexes your messages."}, nil
+		return &reply{content: l.say("optOutCancelled")}, nil
 	}
 	res, err := b.searchd.OptOut(ctx, api.ID(member))
 	if err != nil {
@@ -84,21 +81,21 @@ func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string) 
 	} else if n > 0 {
 		b.log.Info("opt-out: messages taken out of rejected batches", "messages", n)
 	}
-	return &reply{content: fmt.Sprintf("Done: dsearch forgot %d of your messages and will not index what you post. "+
-		"/optin lets new messages in again.", res.Forgotten)}, nil
+	return &reply{content: l.say("optOutDone", res.Forgotten)}, nil
 }
 
 // optIn is the way back, for new messages.
 func (b *Bot) optIn(ctx context.Context, e *gateway.InteractionCreateEvent) (*reply, error) {
+	l := langOf(e)
 	st, err := b.searchd.OptOutStatus(ctx, api.ID(sender(e)))
 	if err != nil {
 		return nil, err
 	}
 	if !st.OptedOut {
-		return &reply{content: "You have not opted out; nothing changed."}, nil
+		return &reply{content: l.say("notOptedOut")}, nil
 	}
 	if _, err := b.searchd.OptIn(ctx, api.ID(sender(e))); err != nil {
 		return nil, err
 	}
-	return &reply{content: "dsearch will index what you post from now on. The messages forgotten when you opted out stay forgotten."}, nil
+	return &reply{content: l.say("optedIn")}, nil
 }
