@@ -211,7 +211,7 @@ func (c *Config) LoadModel() (*embed.Model, error) {
 func command(name, usage, help string, cfg *Config, extra func(*flag.FlagSet), exec func(context.Context, []string) error) *ffcli.Command {
 	fs := flag.NewFlagSet("searchd "+name, flag.ContinueOnError)
 	cfg.register(fs)
-	if usage == "[flags]" { // flags only: a stray word is a mistake, not something to ignore
+	if usage == "[flags]" || strings.HasPrefix(usage, "--") { // flags only: a stray word is a mistake, not something to ignore
 		run := exec
 		exec = func(ctx context.Context, args []string) error {
 			if len(args) > 0 {

@@ -78,10 +78,7 @@ func (m *Main) catchupCmd() *ffcli.Command {
 			fs.StringVar(&channel, "channel", "", "channel name (general or #general) or ID (required)")
 			fs.StringVar(&since, "since", "", "earliest "+timeHelp+" (default: the latest conversations)")
 		},
-		func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("catchup: unexpected arguments %q (give the channel with --channel)", args)
-			}
+		func(ctx context.Context, _ []string) error {
 			if channel == "" {
 				return errors.New("catchup: name a channel: --channel general (or its ID)")
 			}
