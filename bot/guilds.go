@@ -70,7 +70,9 @@ func (b *Bot) forgetLeftGuilds(ctx context.Context, present []discord.GuildID) (
 		for _, ch := range marked {
 			b.marks.forget(ch)
 		}
-		b.noteStatus(b.status.forgetGuild(g))
+		if b.status != nil { // a full reconciliation leaves the status to the bot
+			b.noteStatus(b.status.forgetGuild(g))
+		}
 	}
 	if len(gone) > 0 {
 		b.log.Info("forgetting servers the bot was removed from while it was away", "guilds", len(gone))

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +41,40 @@ func TestGuildLeftWhileAwayIsForgotten(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // nothing more is forgotten
 	if st, _ := e.c.Stats(ctx); st.Messages != 1 {
 		t.Errorf("%d messages after the start, want the imported one", st.Messages)
+	}
+}
+
+// dsearch-bot --reconcile, run while the bot is stopped, forgets the
+// server the bot was removed from meanwhile, as a start does, and keeps
+// an imported server it never joined.
+func TestReconcileForgetsGuildLeftWhileAway(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	ctx := context.Background()
+	imported := &api.MessageBatch{
+		Guilds:   []api.Guild{{ID: 5000, Name: "archive"}},
+		Channels: []api.Channel{{ID: 6000, GuildID: 5000, Name: "old", Kind: "GuildTextChat"}},
+		Messages: []api.MessageUpsert{{ID: 7000, GuildID: 5000, ChannelID: 6000, Author: api.Author{ID: 9, Username: "x"},
+			CreatedAt: t0, Content: "an imported message"}},
+	}
+	if _, err := e.c.PostMessages(ctx, imported); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.discord.RemoveBot() // no bot connected: its GUILD_DELETE is never seen
+	var out strings.Builder
+	if err := Reconcile(ctx, e.cfg, &out); err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, &out)
+	}
+	if st, err := e.c.Stats(ctx); err != nil || st.Messages != 1 {
+		t.Errorf("after the reconciliation: %+v, %v; want only the imported message\n%s", st, err, &out)
+	}
+	if _, err := e.c.Message(ctx, 7000, 0, 0); err != nil {
+		t.Errorf("the imported server was forgotten too: %v", err)
+	}
+	if !strings.Contains(out.String(), "servers the bot was removed from, forgotten: 1") {
+		t.Errorf("the reconciliation does not say it forgot the server:\n%s", &out)
 	}
 }

@@ -51,9 +51,21 @@ func loadMarks(dir string) (*marks, error) {
 			}
 		}
 	}
-	m := &marks{path: filepath.Join(dir, marksFile), through: map[discord.ChannelID]discord.MessageID{},
+	m, err := readMarks(dir)
+	if err != nil {
+		return nil, err
+	}
+	m.path = filepath.Join(dir, marksFile)
+	return m, nil
+}
+
+// readMarks reads the marks saved in dir into marks kept in memory only
+// (never saved): a full reconciliation's, which leaves the file to the
+// bot that may run beside it.
+func readMarks(dir string) (*marks, error) {
+	m := &marks{through: map[discord.ChannelID]discord.MessageID{},
 		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{}, session: 1}
-	data, err := os.ReadFile(m.path)
+	data, err := os.ReadFile(filepath.Join(dir, marksFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
@@ -173,7 +185,7 @@ func (m *marks) forget(ch discord.ChannelID) {
 // is saved after what it covers is in the spool or in searchd.
 func (m *marks) save() error {
 	m.mu.Lock()
-	if !m.dirty {
+	if !m.dirty || m.path == "" {
 		m.mu.Unlock()
 		return nil
 	}

@@ -42,7 +42,8 @@ type channelCursor struct {
 // (100 messages a request, within Discord's rate limits, one request at
 // a time), sends every message (edits win by their edit time) and
 // deletes the stored messages Discord no longer has; channels and
-// threads deleted on Discord are forgotten. Progress is saved after each
+// threads deleted on Discord are forgotten, and so are the servers the
+// bot was removed from (as at a start: forgetLeftGuilds). Progress is saved after each
 // page in the spool directory: run again after an interruption, it goes
 // on where it stopped. It runs beside a running bot (it does not use the
 // spool) and posts straight to searchd. It writes a line per channel to
@@ -51,6 +52,7 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	cfg.Log = slog.New(RedactingHandler(cfg.Log.Handler()))
 	if err := os.MkdirAll(cfg.SpoolDir, 0o700); err != nil {
 		return err
 	}
@@ -58,9 +60,13 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The bot's marks say which servers it synced (forgetLeftGuilds).
+	mk, err := readMarks(cfg.SpoolDir)
+	if err != nil {
+		return fmt.Errorf("sync marks: %w", err)
+	}
 	sd := client.New(cfg.Socket)
-	b := &Bot{cfg: cfg, log: cfg.Log, state: st, searchd: sd, marks: &marks{through: map[discord.ChannelID]discord.MessageID{},
-		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{}}}
+	b := &Bot{cfg: cfg, log: cfg.Log, state: st, searchd: sd, marks: mk}
 	b.batch = &batcher{log: cfg.Log, maxItems: api.MaxBatchItems, marks: b.marks,
 		put: func(mb *api.MessageBatch) error {
 			_, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return sd.PostMessages(ctx, mb) })
@@ -96,6 +102,16 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 		return writeFileAtomic(path, data)
 	}
 	failed := 0
+	var present []discord.GuildID
+	for _, g := range b.state.Ready().Guilds {
+		present = append(present, g.ID)
+	}
+	if n, err := b.forgetLeftGuilds(ctx, present); err != nil {
+		failed++
+		fmt.Fprintf(out, "cannot look for servers the bot was removed from, run again to go on: %s\n", Redact(err.Error()))
+	} else if n > 0 {
+		fmt.Fprintf(out, "servers the bot was removed from, forgotten: %d\n", n)
+	}
 	for _, g := range guilds {
 		chans, err := b.readableByBot(g)
 		if err != nil {
