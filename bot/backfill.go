@@ -74,9 +74,9 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 	for _, c := range chans {
 		byID[c.ID] = c
 	}
-	can := func(c discord.Channel) bool {
-		return channelPermissions(guild, &c, member, roles).Has(readPermissions)
-	}
+	// The members' rule (Connect too for a voice or stage channel's text
+	// chat): Discord answers 403 to the rest.
+	can := func(c discord.Channel) bool { return mayRead(guild, &c, member, roles) }
 	var out []discord.Channel
 	seen := map[discord.ChannelID]bool{}
 	add := func(c discord.Channel) {

@@ -1,9 +1,13 @@
 package bot
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/bot/discordtest"
 )
 
 // TestChannelPermissions is a table of the cases Discord's permission
@@ -159,5 +163,28 @@ func TestEveryoneReads(t *testing.T) {
 		if got := everyoneReads(&g, &ch, roles); got != tc.want {
 			t.Errorf("%s: everyone reads %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The bot pages through a voice channel's text chat only where it may
+// connect, as Discord serves it: one it cannot connect to would cost 403s.
+func TestBackfillSkipsVoiceChatWithoutConnect(t *testing.T) {
+	const voiceLocked, voiceOpen = 2100, 2101
+	said := func(ch discord.ChannelID, text string) discord.Message {
+		return message(ch, user(alice, "alice"), t0.Add(time.Hour), text)
+	}
+	e := setup(t, func(d *discordtest.Discord) {
+		// @everyone (the bot included) may view and read history, not connect.
+		d.CreateChannel(discord.Channel{ID: voiceLocked, Type: discord.GuildVoice, Name: "locked room"})
+		d.CreateChannel(discord.Channel{ID: voiceOpen, Type: discord.GuildStageVoice, Name: "stage", Overwrites: []discord.Overwrite{
+			{ID: guildID, Type: discord.OverwriteRole, Allow: discord.PermissionConnect}}})
+		d.AddHistory(said(voiceLocked, "voice chat the bot cannot connect to"), said(voiceOpen, "stage chat"))
+	})
+	waitFor(t, "the backfill", func() bool { return strings.Contains(e.log.String(), "backfill: guild done") })
+	if len(e.discord.Calls("GET", "/channels/2101/messages")) == 0 {
+		t.Error("the stage channel the bot may connect to was not paged")
+	}
+	if calls := e.discord.Calls("GET", "/channels/2100/messages"); len(calls) > 0 {
+		t.Errorf("the voice channel the bot cannot connect to was asked for %d pages", len(calls))
 	}
 }
