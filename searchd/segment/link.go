@@ -300,7 +300,11 @@ type Linker struct {
 	// Hidden, if set, adds a small layer over the link features:
 	// Out · tanh(Hidden · f + Bias), for what the features do together.
 	Layer
-	Window  int     `json:"window"`
+	// NewOffset is added to the score of starting a conversation when
+	// placing (not in training): chosen on irc-dev, it trades splitting
+	// against merging.
+	NewOffset float64 `json:"new_offset"`
+	Window    int     `json:"window"`
 	Horizon float64 `json:"horizon_seconds"`
 	Note    string  `json:"note,omitempty"`
 }
@@ -349,7 +353,7 @@ func (l *Linker) Choose(m *Line, cands []Line) Choice {
 	f := make([]float64, len(LinkFeatures))
 	nf := make([]float64, len(NewFeatures))
 	newFeatures(nf, m, cands, ctx)
-	ch := Choice{Parent: -1, NewScore: dot(l.New, nf), Score: math.Inf(-1), BestLink: math.Inf(-1)}
+	ch := Choice{Parent: -1, NewScore: dot(l.New, nf) + l.NewOffset, Score: math.Inf(-1), BestLink: math.Inf(-1)}
 	ch.Dialogue = len(cands) > 0 && ctx.people() <= SmallGroup && !m.Shift
 	scores := []float64{ch.NewScore}
 	if !ch.Dialogue {

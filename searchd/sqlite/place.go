@@ -58,6 +58,10 @@ type Placement struct {
 	// "time" (the blog's rules, without a linker).
 	Kind     string
 	ParentID int64 // reply and link
+	// Segment is where the decision leads (0: a conversation of its own),
+	// from Placements: what is stored differs where the history before
+	// the message, or the segmenter, changed since it was placed.
+	Segment int64
 	// The linker's scores: the chosen option's, starting a
 	// conversation's, the best candidate's (-Inf: there was none), and
 	// the chosen option's probability.
@@ -231,9 +235,9 @@ func (a *applier) noteRecent(m *searchd.Message, line *segment.Line, seg int64) 
 }
 
 func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
-	s, err := a.stmt(`SELECT m.id, m.created_at, m.author_id, m.content, ms.segment_id,
+	s, err := a.stmt(`SELECT m.id, m.created_at, m.author_id, COALESCE(NULLIF(u.display_name, ''), u.name), m.content, ms.segment_id,
 			COALESCE((SELECT group_concat(mm.user_id) FROM message_mentions mm WHERE mm.message_id = m.id), '')
-		FROM messages m JOIN message_segments ms ON ms.message_id = m.id
+		FROM messages m JOIN message_segments ms ON ms.message_id = m.id JOIN users u ON u.id = m.author_id
 		WHERE m.channel_id = ? AND ` + beforeM + ` AND ` + spoken + `
 		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
 	if err != nil {
@@ -244,13 +248,13 @@ func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
 		return nil, err
 	}
 	type row struct {
-		id, at, author, seg int64
-		content, mentions   string
+		id, at, author, seg     int64
+		name, content, mentions string
 	}
 	var got []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.id, &r.at, &r.author, &r.content, &r.seg, &r.mentions); err != nil {
+		if err := rows.Scan(&r.id, &r.at, &r.author, &r.name, &r.content, &r.seg, &r.mentions); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -262,11 +266,8 @@ func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
 	w := make([]segment.Line, 0, len(got))
 	for i := len(got) - 1; i >= 0; i-- {
 		r := got[i]
-		name, err := a.nameOf(r.author)
-		if err != nil {
-			return nil, err
-		}
-		l := segment.NewLine(r.id, r.at, r.author, name, r.content, splitIDs(r.mentions))
+		a.names[r.author] = r.name
+		l := segment.NewLine(r.id, r.at, r.author, r.name, r.content, splitIDs(r.mentions))
 		l.Segment = r.seg
 		w = append(w, l)
 	}
@@ -509,10 +510,11 @@ func (db *DB) Placements(ctx context.Context, rules segment.Rules, ids []int64) 
 		clear(a.recent) // each message's own window, read from what is stored
 		clear(a.latest)
 		clear(a.current)
-		_, p, _, err := a.decide(&m)
+		seg, p, _, err := a.decide(&m)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", id, err)
 		}
+		p.Segment = seg
 		out[id] = p
 	}
 	return out, nil

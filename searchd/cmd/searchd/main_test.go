@@ -403,12 +403,17 @@ func TestSegmentShowsLinks(t *testing.T) {
 	}
 	out, err := run(t, "segment", "--data", data, "1")
 	if err != nil || !strings.Contains(out, "segment 1: channel 7, 2 messages") || !strings.Contains(out, "links to 2001: score") ||
-		!strings.Contains(out, "starts a conversation") {
+		!strings.Contains(out, "starts a conversation") || strings.Contains(out, "placed otherwise") {
 		t.Errorf("segment 1: %v\n%s", err, out)
 	}
 	out, err = run(t, "segment", "--data", data, "2")
-	if err != nil || !strings.Contains(out, "segment 2: channel 7, 3 messages") || !strings.Contains(out, "links to 2002: score") {
+	if err != nil || !strings.Contains(out, "segment 2: channel 7, 3 messages") || !strings.Contains(out, "links to 2002: score") ||
+		strings.Contains(out, "placed otherwise") {
 		t.Errorf("segment 2: %v\n%s", err, out)
 	}
-	t.Log(out)
+	// Under other rules the same line would be placed otherwise, and says so.
+	out, err = run(t, "segment", "--data", data, "--linker", "off", "1")
+	if err != nil || !strings.Contains(out, "placed otherwise") {
+		t.Errorf("segment 1 under the blog's rules: %v\n%s", err, out)
+	}
 }

@@ -129,7 +129,11 @@ func (m *Main) segmentCmd() *ffcli.Command {
 					fmt.Fprintf(w, "  %d [%s] %s: %s%s\n", msg.ID, usTime(msg.CreatedAt).Format("2006-01-02 15:04:05"), msg.AuthorName,
 						api.MessageText(msg.Content, msg.Attachments), reply)
 					if p, ok := why[msg.ID]; ok {
-						fmt.Fprintf(w, "      %s\n", placementLine(p))
+						line := placementLine(p)
+						if p.Segment != 0 && p.Segment != seg.ID || p.Segment == 0 && msg.ID != seg.StartMessageID {
+							line += " (it was placed otherwise: what came before it, or the segmenter, changed since)"
+						}
+						fmt.Fprintf(w, "      %s\n", line)
 					}
 				}
 			}

@@ -22,7 +22,7 @@ func (m *Main) trainCmd() *ffcli.Command {
 		"train the reply-link model on exports with human reply links (links.jsonl) and write its weights", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&exportDir, "export", "", "training exports and their links.jsonl (the unpacked irc-train)")
-			fs.StringVar(&devDir, "dev", "", "development exports and links.jsonl to score the model on (irc-dev)")
+			fs.StringVar(&devDir, "dev", "", "development exports and links.jsonl: score the model there and choose its new-conversation offset (irc-dev)")
 			fs.StringVar(&out, "out", "", "write the weights here (searchd/segment/linker.json is the shipped model)")
 			fs.IntVar(&o.Window, "window", o.Window, "candidates: the most recent spoken lines a message may link to")
 			fs.Float64Var(&o.Horizon, "horizon", o.Horizon, "candidates: at most this many seconds back")
@@ -52,9 +52,11 @@ func (m *Main) trainCmd() *ffcli.Command {
 			l.Note = linktrain.Note
 			fmt.Fprintf(m.Stderr, "trained in %s\n", time.Since(start).Round(time.Millisecond))
 			if dev != nil {
-				s := linktrain.Evaluate(l, dev)
-				fmt.Fprintf(m.Stdout, "dev: 1-VI %.1f  1-1 %.1f  P %.1f  R %.1f  F %.1f (%d messages, %d gold conversations of 2+, %d guessed)\n",
-					s.OneMinusVI, s.OneToOne, s.P, s.R, s.F, s.Messages, s.Gold, s.Guessed)
+				for i, s := range linktrain.ChooseOffset(l, dev) {
+					fmt.Fprintf(m.Stdout, "dev, new offset %+.2f: 1-VI %.1f  1-1 %.1f  P %.1f  R %.1f  F %.1f (%d messages, %d gold conversations of 2+, %d guessed)\n",
+						linktrain.Offsets[i], s.OneMinusVI, s.OneToOne, s.P, s.R, s.F, s.Messages, s.Gold, s.Guessed)
+				}
+				fmt.Fprintf(m.Stdout, "chose new offset %+.2f (the best mean of 1-1 and F)\n", l.NewOffset)
 			}
 			b, err := json.MarshalIndent(l, "", "  ")
 			if err != nil {

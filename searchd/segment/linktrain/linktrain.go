@@ -153,7 +153,7 @@ type Options struct {
 }
 
 // DefaultOptions were chosen on irc-dev (docs/segmentation.md).
-var DefaultOptions = Options{Window: 50, Horizon: 1800, Epochs: 6, Hidden: 0, Rate: 0.02, L2: 1e-5, Seed: 1}
+var DefaultOptions = Options{Window: 50, Horizon: 1800, Epochs: 6, Hidden: 16, Rate: 0.02, L2: 1e-5, Seed: 1}
 
 // examples walks a channel in time order: each annotated spoken message
 // whose gold parents are among its candidates (or who has none) is one
@@ -340,3 +340,23 @@ func Evaluate(l *segment.Linker, dev []Channel) segeval.Scores {
 // Note goes into the weights file: where they come from.
 const Note = "trained by `searchd train linker` on the training split of the Ubuntu IRC disentanglement corpus " +
 	"(Kummerfeld et al., ACL 2019; data licence CC BY 4.0)"
+
+// Offsets are the NewOffset values ChooseOffset tries.
+var Offsets = []float64{-1, -0.75, -0.5, -0.25, 0, 0.25, 0.5}
+
+// ChooseOffset sets l.NewOffset to the offset of Offsets that scores best
+// on dev (the mean of 1-1 and F), and returns each offset's scores.
+func ChooseOffset(l *segment.Linker, dev []Channel) []segeval.Scores {
+	var out []segeval.Scores
+	best, bestAt := -1.0, 0.0
+	for _, off := range Offsets {
+		l.NewOffset = off
+		s := Evaluate(l, dev)
+		out = append(out, s)
+		if v := (s.OneToOne + s.F) / 2; v > best {
+			best, bestAt = v, off
+		}
+	}
+	l.NewOffset = bestAt
+	return out
+}
