@@ -305,8 +305,8 @@ type Linker struct {
 	// against merging.
 	NewOffset float64 `json:"new_offset"`
 	Window    int     `json:"window"`
-	Horizon float64 `json:"horizon_seconds"`
-	Note    string  `json:"note,omitempty"`
+	Horizon   float64 `json:"horizon_seconds"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // Choice is the linker's answer for one message: the index in the window
