@@ -294,19 +294,18 @@ type Linker struct {
 	Version int       `json:"version"`
 	Link    []float64 `json:"link"` // weights of LinkFeatures
 	New     []float64 `json:"new"`  // weights of NewFeatures
-	// Window: the most recent spoken lines a message may link to, and
-	// Horizon, how far back in time (µs is what Line.At holds; this is
-	// seconds).
-	// Hidden, if set, adds a small layer over the link features:
-	// Out · tanh(Hidden · f + Bias), for what the features do together.
+	// Layer, if set, adds a small hidden layer over the link features:
+	// Out · tanh(Hidden · f + Bias), for what the features say together.
 	Layer
 	// NewOffset is added to the score of starting a conversation when
 	// placing (not in training): chosen on irc-dev, it trades splitting
 	// against merging.
 	NewOffset float64 `json:"new_offset"`
-	Window    int     `json:"window"`
-	Horizon   float64 `json:"horizon_seconds"`
-	Note      string  `json:"note,omitempty"`
+	// Window: a message may link to the channel's latest Window spoken
+	// lines, at most Horizon seconds back.
+	Window  int     `json:"window"`
+	Horizon float64 `json:"horizon_seconds"`
+	Note    string  `json:"note,omitempty"` // where the weights come from
 }
 
 // Choice is the linker's answer for one message: the index in the window
@@ -387,8 +386,23 @@ type Layer struct {
 // hidden layer's activations.
 func (l *Linker) linkScore(f []float64, act []float64) float64 {
 	s := dot(l.Link, f)
+	if len(l.Hidden) == 0 {
+		return s
+	}
+	// Most features are 0: sum over the others only (the same sums).
+	var buf [64]int
+	nz := buf[:0]
+	for k, x := range f {
+		if x != 0 {
+			nz = append(nz, k)
+		}
+	}
 	for h, w := range l.Hidden {
-		a := math.Tanh(dot(w, f) + l.Bias[h])
+		z := 0.0
+		for _, k := range nz {
+			z += w[k] * f[k]
+		}
+		a := math.Tanh(z + l.Bias[h])
 		if act != nil {
 			act[h] = a
 		}
