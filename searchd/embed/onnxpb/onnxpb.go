@@ -14,6 +14,7 @@ import (
 const (
 	Float   = 1
 	Uint8   = 2
+	Int8    = 3
 	Int64   = 7
 	Float16 = 10
 )
