@@ -92,34 +92,40 @@ func TestLinkSignals(t *testing.T) {
 
 // The blog's example: two people, five messages in 70 seconds, two
 // topics. 2002 starts B's thread ("oh btw"), 2005 answers A's own 2001.
-func blogExample() []searchd.Message {
+// The Korean post has the same example in Korean.
+var blogExamples = map[string][5]string{
+	"en": {"this really should go on sale", "oh btw there's a new edition out", "maybe i'll buy it used", "wait no, i was given one", "ended up paying full price"},
+	"ko": {"이거 할인 좀 하지", "아 근데 새 패키지 나왔더라", "중고로 살까", "아니다 선물받은 거 있었지", "결국 정가 주고 샀음"},
+}
+
+func blogExample(lang string) []searchd.Message {
 	a, b := searchd.Author{ID: 1, Username: "a", GlobalName: "A"}, searchd.Author{ID: 2, Username: "b", GlobalName: "B"}
-	lines := []struct {
-		id     int64
-		at     time.Duration
-		author searchd.Author
-		text   string
-	}{
-		{2001, 0, a, "this really should go on sale"},
-		{2002, 10 * time.Second, b, "oh btw there's a new edition out"},
-		{2003, 25 * time.Second, b, "maybe i'll buy it used"},
-		{2004, 40 * time.Second, b, "wait no, i was given one"},
-		{2005, 70 * time.Second, a, "ended up paying full price"},
-	}
+	who := []searchd.Author{a, b, b, b, a}
 	var out []searchd.Message
-	for _, l := range lines {
-		m := msg(l.id, l.at, 0)
-		m.Author, m.Content = l.author, l.text
+	for i, text := range blogExamples[lang] {
+		m := msg(int64(2001+i), 0, 0)
+		m.Author, m.Content = who[i], text
 		out = append(out, m)
 	}
 	return out
 }
 
 func TestBlogExampleIsTwoConversations(t *testing.T) {
-	db := openTest(t)
-	apply(t, db, blogExample()...)
-	if got, want := membership(t, db), [][]int64{{2001, 2005}, {2002, 2003, 2004}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("segments %v, want %v", got, want)
+	s := time.Second
+	// The post's minute stamps (15:02 four times, then 15:03), and spreads
+	// over 70 and 10 seconds.
+	for _, at := range [][]time.Duration{{0, 0, 0, 0, 60 * s}, {0, 10 * s, 25 * s, 40 * s, 70 * s}, {0, s, 2 * s, 3 * s, 10 * s}} {
+		for _, lang := range []string{"en", "ko"} {
+			msgs := blogExample(lang)
+			for i := range msgs {
+				msgs[i].CreatedAt = t0.Add(at[i]).UnixMicro()
+			}
+			db := openTest(t)
+			apply(t, db, msgs...)
+			if got, want := membership(t, db), [][]int64{{2001, 2005}, {2002, 2003, 2004}}; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s at %v: segments %v, want %v", lang, at, got, want)
+			}
+		}
 	}
 }
 
