@@ -115,8 +115,8 @@ func later(older, newer api.MessageUpsert) api.MessageUpsert {
 }
 
 // messageType names a message type as DiscordChatExporter does, the form
-// searchd's segmentation rules read ("Default" and "Reply" are people
-// talking; everything else is a system message).
+// searchd's segmentation rules read ("Default", "Reply" and a command's
+// reply are said; everything else is a system message: segment.IsSystem).
 func messageType(t discord.MessageType) string {
 	if name, ok := messageTypes[t]; ok {
 		return name
@@ -131,6 +131,7 @@ var messageTypes = map[discord.MessageType]string{
 	discord.GuildMemberJoinMessage:  "GuildMemberJoin",
 	discord.ThreadCreatedMessage:    "ThreadCreated",
 	discord.ChatInputCommandMessage: "ChatInputCommand",
+	discord.ContextMenuCommand:      "ContextMenuCommand",
 	discord.ThreadStarterMessage:    "ThreadStarterMessage",
 }
 

@@ -24,3 +24,17 @@ func TestUpsertParts(t *testing.T) {
 		t.Errorf("partial update: %+v", u)
 	}
 }
+
+// A command's reply is named as DiscordChatExporter names it, which
+// searchd reads as something said (segment.IsSystem), not as a notice
+// ("Type23").
+func TestCommandRepliesKeepTheirNames(t *testing.T) {
+	for typ, want := range map[discord.MessageType]string{
+		discord.ChatInputCommandMessage: "ChatInputCommand",
+		discord.ContextMenuCommand:      "ContextMenuCommand",
+	} {
+		if got := messageType(typ); got != want {
+			t.Errorf("type %d is %q, want %q", typ, got, want)
+		}
+	}
+}

@@ -46,10 +46,14 @@ func (r Rules) Replies(at, parentAt int64) bool {
 }
 
 // IsSystem reports whether a message type is Discord's own notice (a
-// join, a pin, a thread start) rather than something a person said.
+// join, a call, a pin, a thread start, a rename) rather than something
+// said. A slash command's or a context menu command's reply
+// (ChatInputCommand, ContextMenuCommand) is said: a bot answering a
+// person, often with real content (a /faq answer, a looked-up link).
+// sqlite's spoken condition lists the same types.
 func IsSystem(msgType string) bool {
 	switch msgType {
-	case "", "Default", "Reply":
+	case "", "Default", "Reply", "ChatInputCommand", "ContextMenuCommand":
 		return false
 	}
 	return true

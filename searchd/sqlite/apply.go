@@ -253,8 +253,13 @@ func (a *applier) textChanged(id int64) error {
 	return err
 }
 
-// indexText adds a message to the keyword index.
-func (a *applier) indexText(id int64, content string) error {
+// indexText adds a message to the keyword index, unless it is one of
+// Discord's notices: a join or a call is history, never a search hit.
+func (a *applier) indexText(m *searchd.Message) error {
+	if segment.IsSystem(m.Type) {
+		return nil
+	}
+	id, content := m.ID, m.Content
 	if _, err := a.exec(qIndex, id, content, lexical.Bigrams(content)); err != nil {
 		return err
 	}
@@ -441,13 +446,13 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		if _, err := a.exec(qUnindex, m.ID); err != nil {
 			return err
 		}
-		if err := a.indexText(m.ID, m.Content); err != nil {
+		if err := a.indexText(m); err != nil {
 			return err
 		}
 		return a.touchSegmentOf(m.ID)
 	}
 	res.Inserted++
-	if err := a.indexText(m.ID, m.Content); err != nil {
+	if err := a.indexText(m); err != nil {
 		return err
 	}
 	for _, u := range m.Mentions {

@@ -121,7 +121,7 @@ func (db *DB) fillKeywordIndex(ctx context.Context) error {
 		return err
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, content FROM messages`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, content FROM messages m WHERE `+spoken)
 		if err != nil {
 			return err
 		}

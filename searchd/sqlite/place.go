@@ -149,7 +149,7 @@ func (a *applier) place(m *searchd.Message) error {
 	return a.replay.placed(m, s.id)
 }
 
-const spoken = `m.type IN ('Default', 'Reply')`
+const spoken = `m.type IN ` + spokenTypes
 
 // link asks the linker for m's parent among the channel's latest spoken
 // lines before it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"dsearch/searchd"
+	"dsearch/searchd/segment"
 )
 
 // Segmentation is a function of a channel's messages in time order: each
@@ -270,7 +271,7 @@ func (r *replay) placed(m *searchd.Message, seg int64) error {
 	if seg != r.old.seg {
 		r.moved[seg], r.moved[r.old.seg] = true, true
 	}
-	if m.Type == "Default" || m.Type == "Reply" {
+	if !segment.IsSystem(m.Type) {
 		r.spokenSince++
 	}
 	if r.old.segStart == m.ID {

@@ -242,7 +242,7 @@ func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[
 			SELECT message_id FROM (
 				SELECT ms2.message_id, ROW_NUMBER() OVER (PARTITION BY ms2.segment_id ORDER BY m2.created_at, m2.id) AS n
 				FROM message_segments ms2 JOIN messages m2 ON m2.id = ms2.message_id
-				WHERE ms2.segment_id IN (`+marks(len(chunk))+`) AND m2.type IN ('Default', 'Reply'))
+				WHERE ms2.segment_id IN (`+marks(len(chunk))+`) AND m2.type IN `+spokenTypes+`)
 			WHERE n <= ?)
 			ORDER BY ms.segment_id, m.created_at, m.id`, append(chunk, limit)...)
 		for _, m := range ms {
@@ -331,8 +331,9 @@ func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]i
 	return out, rows.Err()
 }
 
-// SegmentsInRange returns up to limit segments of a channel that have a
-// message in [since, until] (0: unbounded), newest first.
+// SegmentsInRange returns up to limit conversations of a channel that
+// have a message in [since, until] (0: unbounded), newest first: segments
+// of Discord's notices alone (a call, a join) are not conversations.
 func (db *DB) SegmentsInRange(ctx context.Context, channel, since, until int64, limit int) ([]SegmentInfo, error) {
 	if until == 0 {
 		until = math.MaxInt64
@@ -340,6 +341,8 @@ func (db *DB) SegmentsInRange(ctx context.Context, channel, since, until int64, 
 	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.channel_id, COALESCE(c.guild_id, 0), s.start_message_id,
 		s.start_at, s.end_at, s.message_count FROM segments s JOIN channels c ON c.id = s.channel_id
 		WHERE s.channel_id = ? AND s.end_at >= ? AND s.start_at <= ?
+			AND EXISTS (SELECT 1 FROM message_segments ms JOIN messages m ON m.id = ms.message_id
+				WHERE ms.segment_id = s.id AND `+spoken+`)
 		ORDER BY s.end_at DESC, s.id DESC LIMIT ?`, channel, since, until, limit)
 	if err != nil {
 		return nil, err

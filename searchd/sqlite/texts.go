@@ -7,6 +7,13 @@ import (
 	"dsearch/searchd/lexical"
 )
 
+// spokenTypes are the message types people (or a bot answering a
+// command) said, as SQL: segment.IsSystem's complement. Discord's notices
+// (joins, calls, pins, thread starts, renames) stay stored and shown as
+// history, but are kept out of the keyword index, embedding text and
+// catch-up, and never make a search hit.
+const spokenTypes = `('Default', 'Reply', 'ChatInputCommand', 'ContextMenuCommand')`
+
 // TextState is where the stored text stands, for the in-memory keyword
 // index: the last text_changes entry, the import epoch, the index version.
 type TextState struct {
@@ -30,7 +37,7 @@ func textState(ctx context.Context, q queryer) (TextState, error) {
 	return st, err
 }
 
-// ScanTexts calls fn for every message, as the in-memory keyword index
+// ScanTexts calls fn for every spoken message, as the in-memory keyword index
 // keeps it, and returns the state the scan is current to: both are read
 // in one transaction, so later changes come from TextChanges.
 func (db *DB) ScanTexts(ctx context.Context, fn func(lexical.Doc)) (TextState, error) {
@@ -43,7 +50,7 @@ func (db *DB) ScanTexts(ctx context.Context, fn func(lexical.Doc)) (TextState, e
 	if err != nil {
 		return st, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, channel_id, author_id, created_at, content FROM messages`)
+	rows, err := tx.QueryContext(ctx, `SELECT id, channel_id, author_id, created_at, content FROM messages m WHERE `+spoken)
 	if err != nil {
 		return st, err
 	}
@@ -59,8 +66,8 @@ func (db *DB) ScanTexts(ctx context.Context, fn func(lexical.Doc)) (TextState, e
 }
 
 // TextChanges returns the messages changed after seq (each once), the ones
-// still stored with their current text, and the sequence they are current
-// to.
+// still stored (and spoken) with their current text, and the sequence they
+// are current to.
 func (db *DB) TextChanges(ctx context.Context, seq int64) (changed []lexical.Doc, deleted []int64, upTo int64, err error) {
 	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -68,7 +75,7 @@ func (db *DB) TextChanges(ctx context.Context, seq int64) (changed []lexical.Doc
 	}
 	defer tx.Rollback()
 	upTo = seq
-	rows, err := tx.QueryContext(ctx, `SELECT c.message_id, MAX(c.seq), m.id IS NOT NULL, m.channel_id, m.author_id,
+	rows, err := tx.QueryContext(ctx, `SELECT c.message_id, MAX(c.seq), m.id IS NOT NULL AND `+spoken+`, m.channel_id, m.author_id,
 		m.created_at, m.content FROM text_changes c LEFT JOIN messages m ON m.id = c.message_id
 		WHERE c.seq > ? GROUP BY c.message_id`, seq)
 	if err != nil {

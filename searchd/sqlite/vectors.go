@@ -244,11 +244,13 @@ type PendingMessage struct {
 }
 
 // PendingMessages returns up to limit messages from ID `from` on that
-// have no vector row. Message IDs may be negative (snowflakes of converted
+// have no vector row; Discord's notices come with no content. Message IDs may be negative (snowflakes of converted
 // archives older than Discord, 2015), so a first page starts from
 // math.MinInt64, not 0.
 func (db *DB) PendingMessages(ctx context.Context, from int64, limit int) ([]PendingMessage, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT m.id, m.content FROM messages m
+	// A notice's content is left out: it is stored "too short", so it
+	// never rescores a result.
+	rows, err := db.db.QueryContext(ctx, `SELECT m.id, CASE WHEN `+spoken+` THEN m.content ELSE '' END FROM messages m
 		WHERE m.id >= ? AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)
 		ORDER BY m.id LIMIT ?`, from, limit)
 	if err != nil {
