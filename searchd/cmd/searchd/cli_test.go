@@ -152,6 +152,13 @@ func TestCLIAsNewcomer(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Effective Go") {
 		t.Errorf("search with flags after the query: exit %d\n%s%s", code, out, errs)
 	}
+	// A call or a join is history, never a search hit.
+	for _, q := range []string{"lasted", "joined"} {
+		out, errs, code = c.run(append([]string{"search", q, "--mode", "lexical"}, at...)...)
+		if code != 0 || strings.Contains(out, "Started a call") || strings.Contains(out, "Joined the server") {
+			t.Errorf("search %s: exit %d\n%s%s", q, code, out, errs)
+		}
+	}
 	// Dates as people type them, in both languages.
 	for _, since := range []string{"2024-05-01", "2024/05/01", "May 2024", "5월", "2024년 5월", "7d", "yesterday", "어제"} {
 		if out, errs, code := c.run(append([]string{"search", "config", "--since", since}, at...)...); code != 0 {
