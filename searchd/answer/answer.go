@@ -100,6 +100,10 @@ type Response struct {
 	TimeFallback bool
 	Results      []search.Result
 	NoResults    bool
+	// NoConfidentResults: none of the first results clearly matches
+	// (search.Confidence): there is no summary, and the results are the
+	// closest found, with low confidence.
+	NoConfidentResults bool
 	// RankedMessages fuses the subqueries' ranked messages (RRF), when
 	// the request asks for them (evaluation).
 	RankedMessages []int64
@@ -182,9 +186,10 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	var results []search.Result
 	var ranked []int64
+	confident := false
 	if when, dated := timeIn(q, s.now()); dated {
 		if timed, ok := when.narrow(filter); ok {
-			if results, ranked, err = s.searchAll(ctx, resp.Plan, question, timed, authors, req.RankedMessages); err != nil {
+			if results, ranked, confident, err = s.searchAll(ctx, resp.Plan, question, timed, authors, req.RankedMessages); err != nil {
 				return nil, err
 			}
 			if len(results) > 0 {
@@ -194,7 +199,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		resp.TimeFallback = len(results) == 0
 	}
 	if len(results) == 0 {
-		if results, ranked, err = s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages); err != nil {
+		if results, ranked, confident, err = s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages); err != nil {
 			return nil, err
 		}
 	}
@@ -214,8 +219,13 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		resp.AnswerError = "nothing relevant was found"
 		return resp, nil
 	}
-	// 5. Summarize.
+	// 5. Summarize: never from results that do not clearly match.
+	resp.NoConfidentResults = !confident
 	if req.NoSummary {
+		return resp, nil
+	}
+	if !confident {
+		resp.AnswerError = "nothing clearly matched the question: the closest results, with low confidence, and no summary"
 		return resp, nil
 	}
 	if s.LLM == nil {
@@ -228,8 +238,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	shown := resp.Results[:min(len(resp.Results), s.Config.Summarize)]
-	input := summaryInput(q, shown)
+	input, shown := summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)])
 	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: input,
 		Temperature: 0.3, MaxTokens: summaryTokens})
 	if err != nil {
@@ -237,7 +246,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	answer = strings.TrimSpace(answer)
-	if err := checkSummary(answer, q, input, len(shown)); err != nil {
+	if err := checkSummary(answer, q, input, shown); err != nil {
 		resp.AnswerError = err.Error() + ": results only"
 		return resp, nil
 	}
@@ -249,9 +258,14 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 // and fuses their rankings by segment, and their ranked messages, with
 // weighted RRF (k = 60; fusionWeights). question is the index of the
 // question's own subquery in an LLM plan, or -1.
-func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.Filter, named []int64, ranked bool) ([]search.Result, []int64, error) {
+//
+// It is confident when one of the subqueries' searches is (confident
+// results found by any of them), and a fused result is confident when it
+// was in any of them.
+func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.Filter, named []int64, ranked bool) ([]search.Result, []int64, bool, error) {
 	lists := make([][]search.Result, len(p.Subqueries))
 	msgLists := make([][]int64, len(p.Subqueries))
+	confident := make([]bool, len(p.Subqueries))
 	errs := make([]error, len(p.Subqueries))
 	sem := make(chan struct{}, max(s.Config.Parallel, 1))
 	var wg sync.WaitGroup
@@ -264,7 +278,7 @@ func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.
 			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f, Named: named,
 				Mode: s.mode(sq), Limit: s.Config.PerSubquery, RankedMessages: ranked})
 			if err == nil {
-				lists[i], msgLists[i] = r.Results, r.RankedMessages
+				lists[i], msgLists[i], confident[i] = r.Results, r.RankedMessages, !r.NoConfidentResults
 			}
 			errs[i] = err
 		}()
@@ -272,11 +286,12 @@ func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
 	weights := fusionWeights(len(lists), question, s.Config.QuestionWeight)
-	return fuseResults(lists, weights, question, s.Config.RRFK), fuseIDs(msgLists, weights, question, s.Config.RRFK), nil
+	return fuseResults(lists, weights, question, s.Config.RRFK), fuseIDs(msgLists, weights, question, s.Config.RRFK),
+		slices.Contains(confident, true), nil
 }
 
 // mode is how a subquery is searched: hybrid for a subquery of a word or

@@ -85,8 +85,12 @@ func fuseResults(lists [][]search.Result, weights []float64, question int, k flo
 				key = -r.MessageID
 			}
 			keyLists[i] = append(keyLists[i], key)
-			if _, ok := first[key]; !ok {
+			if f, ok := first[key]; !ok {
 				first[key] = r
+			} else if r.Confidence.High && !f.Confidence.High {
+				// Confident in one subquery's search: confident.
+				f.Confidence = r.Confidence
+				first[key] = f
 			}
 		}
 	}

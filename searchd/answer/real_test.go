@@ -131,8 +131,8 @@ func TestRealPlanAndSummary(t *testing.T) {
 				if !refusedSummary(resp.AnswerError) {
 					t.Errorf("no answer from a live model: %s", resp.AnswerError)
 				}
-			} else if err := checkSummary(resp.Answer, resp.Question, rec.calls[len(rec.calls)-1].req.Prompt, min(len(resp.Results), s.Config.Summarize)); err != nil {
-				t.Errorf("answer %q taken: %v", resp.Answer, err)
+			} else if input, shown := summaryInput(resp.Question, resp.Results[:min(len(resp.Results), s.Config.Summarize)]); checkSummary(resp.Answer, resp.Question, input, shown) != nil {
+				t.Errorf("answer %q taken: %v", resp.Answer, checkSummary(resp.Answer, resp.Question, input, shown))
 			}
 			last := rec.calls[len(rec.calls)-1]
 			if last.req.JSON || last.req.System != summaryPrompt || !strings.Contains(last.req.Prompt, "[1]") ||

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,16 +23,24 @@ const summaryPrompt = `You answer a question about a group chat using only the n
 - If the results do not answer the question, say so in one sentence.
 - Answer briefly, in the language of the question.`
 
-func summaryInput(q string, results []search.Result) string {
+// summaryInput is what the summary model is given: the question and the
+// results that clearly match it (search.Confidence), numbered as the
+// response numbers them, and those numbers.
+func summaryInput(q string, results []search.Result) (string, []int) {
 	var b strings.Builder
+	var shown []int
 	fmt.Fprintf(&b, "Question: %s\n\nResults:\n", q)
 	for i, r := range results {
+		if !r.Confidence.High {
+			continue
+		}
+		shown = append(shown, i+1)
 		fmt.Fprintf(&b, "[%d] %s\n", i+1, time.UnixMicro(r.StartAt).UTC().Format("2006-01-02"))
 		for _, m := range r.Previews {
 			fmt.Fprintf(&b, "  %s: %s\n", m.AuthorName, api.MessageText(m.Content, m.Attachments))
 		}
 	}
-	return b.String()
+	return b.String(), shown
 }
 
 var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
@@ -43,7 +52,7 @@ var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
 //
 // It must also be written, not echoed (checkWritten): not the prompt's
 // rules or the results given back, and in the question's language.
-func checkSummary(answer, question, input string, shown int) error {
+func checkSummary(answer, question, input string, shown []int) error {
 	if n, bad := badCitation(answer, shown); bad {
 		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
 	}
@@ -63,10 +72,10 @@ func checkSummary(answer, question, input string, shown int) error {
 
 var citeRE = regexp.MustCompile(`\[(\d+)\]`)
 
-// badCitation returns the first citation [n] outside 1..shown.
-func badCitation(answer string, shown int) (int, bool) {
+// badCitation returns the first citation [n] of a result not shown.
+func badCitation(answer string, shown []int) (int, bool) {
 	for _, m := range citeRE.FindAllStringSubmatch(answer, -1) {
-		if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > shown {
+		if n, err := strconv.Atoi(m[1]); err != nil || !slices.Contains(shown, n) {
 			return n, true
 		}
 	}

@@ -12,10 +12,10 @@ import (
 // shownResults is what the summary model is given in these cases.
 func shownResults() (string, []search.Result) {
 	results := []search.Result{
-		{StartAt: 1_700_000_000_000_000, Previews: []sqlite.StoredMessage{
+		{StartAt: 1_700_000_000_000_000, Confidence: search.Confidence{High: true}, Previews: []sqlite.StoredMessage{
 			{AuthorName: "alex", Content: "the boiler broke again this morning, no hot water at all"},
 			{AuthorName: "sam", Content: "call a plumber for the boiler, the one from last winter was good"}}},
-		{StartAt: 1_700_100_000_000_000, Previews: []sqlite.StoredMessage{
+		{StartAt: 1_700_100_000_000_000, Confidence: search.Confidence{High: true}, Previews: []sqlite.StoredMessage{
 			{AuthorName: "민수", Content: "다음 달에 부산으로 이사 간다고 했잖아"}}},
 	}
 	return "what did alex say about the boiler?", results
@@ -23,7 +23,7 @@ func shownResults() (string, []search.Result) {
 
 func TestCheckSummary(t *testing.T) {
 	q, results := shownResults()
-	input := summaryInput(q, results)
+	input, shown := summaryInput(q, results)
 	for answer, want := range map[string]string{
 		"Alex moved in March [1][2].": "",
 		"See [3].":                    "cited [3]",
@@ -42,7 +42,7 @@ func TestCheckSummary(t *testing.T) {
 		"Alex said the boiler broke に通い ました [1].":                                                         "script",
 		"알렉스는 보일러가 또 고장 났다고 말했어요 [1].":                                                                    "language of",
 	} {
-		err := checkSummary(answer, q, input, 2)
+		err := checkSummary(answer, q, input, shown)
 		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
 			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
 		}
@@ -53,13 +53,13 @@ func TestCheckSummary(t *testing.T) {
 	// A Korean question gets a Korean answer, which may name people and
 	// quote words in Latin letters.
 	ko := "민수가 이사 간다고 한 게 언제였지?"
-	koInput := summaryInput(ko, results)
+	koInput, _ := summaryInput(ko, results)
 	for answer, want := range map[string]string{
 		"민수는 다음 달에 부산으로 이사 간다고 했어요 [2].":                                          "",
 		"alex가 말한 boiler 이야기는 아니고, 민수는 부산으로 이사 간다고 했어요 [2].":                      "",
 		"Minsu said he is moving to Busan next month, according to the chat [2].": "language of",
 	} {
-		err := checkSummary(answer, ko, koInput, 2)
+		err := checkSummary(answer, ko, koInput, shown)
 		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
 			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
 		}
@@ -68,7 +68,7 @@ func TestCheckSummary(t *testing.T) {
 
 func TestBadCitation(t *testing.T) {
 	for answer, want := range map[string]int{"Alex moved [1][2].": 0, "See [3].": 3, "[0] says so": 0, "no citation": 0} {
-		n, bad := badCitation(answer, 2)
+		n, bad := badCitation(answer, []int{1, 2})
 		if bad != (want != 0 || strings.Contains(answer, "[0]")) || n != want {
 			t.Errorf("badCitation(%q) = %d, %v", answer, n, bad)
 		}

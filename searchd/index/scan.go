@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"container/heap"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -24,10 +25,45 @@ func better(a, b Scored) bool {
 // unit vectors), best first, among the IDs allow accepts (all when allow
 // is nil). It is an exact scan, split across cores when large.
 func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
+	top, _ := m.TopKSpread(q, k, allow)
+	return top
+}
+
+// Spread is how a query's similarities spread over all the vectors a
+// scan saw (one per segment: its best window).
+type Spread struct {
+	N          int
+	Mean, Std  float64
+	sum, sumSq float64
+}
+
+func (s *Spread) add(x float32) {
+	s.N++
+	s.sum += float64(x)
+	s.sumSq += float64(x) * float64(x)
+}
+
+func (s *Spread) merge(o Spread) {
+	s.N, s.sum, s.sumSq = s.N+o.N, s.sum+o.sum, s.sumSq+o.sumSq
+}
+
+func (s *Spread) finish() {
+	if s.N == 0 {
+		return
+	}
+	n := float64(s.N)
+	s.Mean = s.sum / n
+	s.Std = math.Sqrt(max(0, s.sumSq/n-s.Mean*s.Mean))
+}
+
+// TopKSpread is TopK, and the spread of the scores of every vector it
+// considered: what tells a result that stands out from the query's
+// similarity to everything searched (search's confidence).
+func (m *Matrix) TopKSpread(q []float32, k int, allow func(int64) bool) ([]Scored, Spread) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if len(q) != m.dim || k <= 0 {
-		return nil
+		return nil, Spread{}
 	}
 	q8, qscale := quantize(q)
 	score := func(r int) float32 {
@@ -54,11 +90,12 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 		parts = min(runtime.GOMAXPROCS(0), 8)
 	}
 	tops := make([]topK, parts)
+	spreads := make([]Spread, parts)
 	var wg sync.WaitGroup
 	for p := 0; p < parts; p++ {
 		lo, hi := p*n/parts, (p+1)*n/parts
 		wg.Add(1)
-		go func(t *topK) {
+		go func(t *topK, sp *Spread) {
 			defer wg.Done()
 			t.k = k
 			for r := lo; r < hi; r++ {
@@ -66,15 +103,20 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 				if allow != nil && !allow(id) || m.multi[r] && best[id] != r {
 					continue
 				}
-				t.offer(Scored{id, score(r)})
+				s := score(r)
+				sp.add(s)
+				t.offer(Scored{id, s})
 			}
-		}(&tops[p])
+		}(&tops[p], &spreads[p])
 	}
 	wg.Wait()
 	var all []Scored
-	for _, t := range tops {
+	var spread Spread
+	for p, t := range tops {
 		all = append(all, t.h...)
+		spread.merge(spreads[p])
 	}
+	spread.finish()
 	slices.SortFunc(all, func(a, b Scored) int {
 		if better(a, b) {
 			return -1
@@ -84,7 +126,7 @@ func (m *Matrix) TopK(q []float32, k int, allow func(int64) bool) []Scored {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return all[:min(k, len(all))]
+	return all[:min(k, len(all))], spread
 }
 
 // WindowScores are the similarities of q to each window of id, in window

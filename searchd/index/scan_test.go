@@ -157,3 +157,47 @@ func TestQuantizedRecall(t *testing.T) {
 		t.Logf("int8 top-%d recall against float32: %.3f", k, recall)
 	}
 }
+
+// The spread is of every vector the scan considered (the allowed ones,
+// a windowed segment once, by its best window), whatever k is.
+func TestTopKSpread(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const dim = 16
+	m := NewMatrix(dim)
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for k := range v {
+			v[k] = r.Float32() - 0.5
+		}
+		return v
+	}
+	for id := int64(1); id <= 5000; id++ {
+		m.Upsert(id, vec())
+	}
+	m.UpsertWindows(7, []Window{{First: 0, Vector: vec()}, {First: 3, Vector: vec()}})
+	q := vec()
+	allow := func(id int64) bool { return id%3 != 0 }
+	top, sp := m.TopKSpread(q, 2, allow)
+	var all []float64
+	for id := int64(1); id <= 5000; id++ {
+		if allow(id) {
+			best := float32(-2)
+			for _, w := range m.WindowScores(q, id) {
+				best = max(best, w.Score)
+			}
+			all = append(all, float64(best))
+		}
+	}
+	var mean, sq float64
+	for _, x := range all {
+		mean += x
+	}
+	mean /= float64(len(all))
+	for _, x := range all {
+		sq += (x - mean) * (x - mean)
+	}
+	std := math.Sqrt(sq / float64(len(all)))
+	if len(top) != 2 || sp.N != len(all) || math.Abs(sp.Mean-mean) > 1e-4 || math.Abs(sp.Std-std) > 1e-4 {
+		t.Errorf("spread %+v (top %d), want n %d mean %.5f std %.5f", sp, len(top), len(all), mean, std)
+	}
+}

@@ -97,6 +97,13 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, &InputError{err}
 	}
+	if len(ranked) > 0 {
+		confident, err := q.judge(ctx, ranked, page)
+		if err != nil {
+			return nil, err
+		}
+		resp.NoConfidentResults = !confident
+	}
 	if more {
 		cur.Version, cur.Fingerprint = version, fp
 		resp.NextCursor = EncodeCursor(cur)
@@ -141,6 +148,14 @@ type query struct {
 	// unread: the model reads too little of text for its ranking to
 	// count (Config.MinReading).
 	unread bool
+	// searched are the segments the filters admit (nil: all), narrowed
+	// says the scan saw fewer (those with the keywords), and spread is
+	// the query's similarity over searched: what a confident result
+	// stands out from (confidence.go). content caches contentTerms.
+	searched map[int64]bool
+	narrowed bool
+	spread   index.Spread
+	content  []lexical.Term
 }
 
 // Reading is the share of text's letters the model reads as words or
@@ -161,6 +176,7 @@ func (s *Service) Reading(text string) float64 {
 // admit; nil admits all.
 func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool, bool, error) {
 	a, err := q.svc.segmentsMatching(ctx, q.version, "", q.Filter)
+	q.searched = a
 	if err != nil || !withKeywords {
 		return a, false, err
 	}
@@ -175,6 +191,7 @@ func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool,
 	if len(b) == 0 {
 		return a, true, nil // no segment has the keywords: search without them
 	}
+	q.narrowed = true
 	return b, false, nil // b already honours the filter: b = A ∩ B
 }
 
@@ -202,8 +219,9 @@ func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result
 		fn = func(id int64) bool { return allow[id] }
 	}
 	var top []index.Scored
+	var spread index.Spread
 	for {
-		top = q.svc.Matrix.TopK(q.vec, k, fn)
+		top, spread = q.svc.Matrix.TopKSpread(q.vec, k, fn)
 		ids := make([]int64, len(top))
 		for i, sc := range top {
 			ids[i] = sc.ID
@@ -221,6 +239,10 @@ func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result
 			}
 		}
 	}
+	if q.narrowed {
+		spread = q.spreadOver(q.searched)
+	}
+	q.spread = spread
 	var out []Result
 	for i, sc := range top {
 		if float64(sc.Score) < q.svc.Config.MinSimilarity {

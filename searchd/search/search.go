@@ -72,6 +72,12 @@ type Config struct {
 	// MinSimilarity: semantic results below it are dropped; when none
 	// pass, the response says nothing confident was found. 0 disables.
 	MinSimilarity float64
+	// Standout, SupportedStandout and Support decide a result's
+	// confidence (confidence.go): it stands out from the query's
+	// similarity to everything searched by Standout standard
+	// deviations, or by SupportedStandout with Support of the query's
+	// content words in its messages (in lexical mode: Support alone).
+	Standout, SupportedStandout, Support float64
 	// RescoreBudget bounds embedding messages that have no stored vector
 	// yet, per query.
 	RescoreBudget time.Duration
@@ -87,7 +93,8 @@ type Config struct {
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.75, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
-		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1}
+		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
+		Standout: 3, SupportedStandout: 1.5, Support: 0.5}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):
@@ -185,6 +192,8 @@ type Result struct {
 	// Ranked are the result's message IDs, best first (segments expand
 	// into their messages).
 	Ranked []int64
+	// Confidence says how clearly it matches the query (on a page).
+	Confidence Confidence
 }
 
 // Component is one retriever's part in a result's score.
@@ -202,7 +211,8 @@ type Response struct {
 	// KeywordFallback: no segment contained the keywords, so the
 	// pipeline searched without them.
 	KeywordFallback bool
-	// NoConfidentResults: nothing passed the similarity floor.
+	// NoConfidentResults: none of the first results is confident
+	// (Result.Confidence), or nothing passed the similarity floor.
 	NoConfidentResults bool
 	// Reading is the share of the query the model reads (Reader), in
 	// the modes that embed it; Unread says it is under MinReading.

@@ -70,8 +70,16 @@ func (m *Main) evalCmd() *ffcli.Command {
 	floor := command("floor", "SET_DIR SET_DIR... [flags]",
 		"where a model puts answers and non-answers, to choose its --min-similarity (each SET_DIR: exports and queries.jsonl)", &fcfg, nil,
 		func(ctx context.Context, sets []string) error { return m.evalFloor(ctx, &fcfg, sets) })
-	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval|segments|floor [flags]", ShortHelp: "measure search and segmentation quality on labelled data",
-		Subcommands: []*ffcli.Command{retrieval, segments, floor}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
+	var acfg Config
+	var adump string
+	abstain := command("abstain", "SET_DIR SET_DIR... [flags]",
+		"whether search says so when nothing matches: each set's questions in their own channel, in another of the set's channels without names, and in the next set's (each SET_DIR: exports and queries.jsonl)", &acfg,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&adump, "dump", "", `write {"set", "kind", "via", "id", "refused", "recall10", "top": [{"high", "standout", "support"}]} lines here`)
+		},
+		func(ctx context.Context, sets []string) error { return m.evalAbstain(ctx, &acfg, sets, adump) })
+	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval|segments|floor|abstain [flags]", ShortHelp: "measure search and segmentation quality on labelled data",
+		Subcommands: []*ffcli.Command{retrieval, segments, floor, abstain}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),
 		Exec: func(context.Context, []string) error { return flag.ErrHelp }}
 }
 

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"dsearch/searchd/answer"
+	"dsearch/searchd/index"
+	"dsearch/searchd/ingest"
+	"dsearch/searchd/search"
+	"dsearch/searchd/sqlite"
+)
+
+// evalAbstain measures whether search says so when nothing matches
+// (search.Confidence): every set's questions are asked three ways, in
+// one scratch database holding all the sets:
+//
+//   - answerable: in their own channel, as eval retrieval asks them;
+//   - in-domain unanswerable: in another channel of the same set (a
+//     set with several, such as LoCoMo's conversations), the speakers'
+//     names taken out, so that the topic itself must decide;
+//   - cross-set unanswerable: in the channel of the next set given
+//     (the last set's in the first's): KorQuAD questions over LoCoMo,
+//     LoCoMo's over ko-sts, and so on.
+//
+// It reports, per set and kind, how many were refused (no confident
+// result), in /v1/search's default mode and in /v1/query without an LLM,
+// and for the answerable ones recall@10 and recall@10 kept (a refused
+// question counted as finding nothing).
+func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump string) error {
+	if len(sets) < 2 {
+		return errors.New("eval abstain: give two or more set directories (each: exports and queries.jsonl)")
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	type set struct {
+		name     string
+		queries  []evalQuery
+		channels []int64 // the queries' channels, in order of first use
+	}
+	loaded := make([]set, len(sets))
+	for i, dir := range sets {
+		s := &loaded[i]
+		s.name = filepath.Base(filepath.Clean(dir))
+		var err error
+		if s.queries, err = readQueries(filepath.Join(dir, "queries.jsonl")); err != nil {
+			return err
+		}
+		for _, q := range s.queries {
+			ch, err := strconv.ParseInt(q.ChannelID, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: query %s: channel_id: %w", dir, q.ID, err)
+			}
+			if !slices.Contains(s.channels, ch) {
+				s.channels = append(s.channels, ch)
+			}
+		}
+	}
+	db, done, err := scratchImportAll(ctx, cfg, sets)
+	if err != nil {
+		return err
+	}
+	defer done()
+	sc, err := cfg.SearchConfig()
+	if err != nil {
+		return err
+	}
+	kw := &index.Keywords{DB: db}
+	if err := kw.Load(ctx); err != nil {
+		return err
+	}
+	svc := &search.Service{DB: db, Config: sc, Keywords: kw}
+	log, err := cfg.Logger(m.Stderr)
+	if err != nil {
+		return err
+	}
+	model, err := cfg.LoadModelFor(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	start := time.Now()
+	if err := (&index.Job{DB: db, Embedder: model, Log: log}).RunOnce(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stderr, "embedded with %s on %s in %s\n", model.Name(), model.Backend(), time.Since(start).Round(time.Millisecond))
+	if svc.Matrix, err = index.LoadMatrix(ctx, db, model.Dim()); err != nil {
+		return err
+	}
+	svc.Embedder = model
+	if svc.Config.MinSimilarity < 0 {
+		svc.Config.MinSimilarity = model.Config().MinSimilarity // as serve has it
+	}
+	ans, err := cfg.AnswerService(db, svc)
+	if err != nil {
+		return err
+	}
+	ans.LLM = nil // the rules plan: what is measured is the search's confidence
+	names, err := db.AuthorNames(ctx)
+	if err != nil {
+		return err
+	}
+	var dumpw *bufio.Writer
+	if dump != "" {
+		f, err := os.Create(dump)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dumpw = bufio.NewWriter(f)
+		defer dumpw.Flush()
+	}
+	tally := map[abstainKey]*abstainTally{}
+	var order []abstainKey
+	ask := func(s *set, kind string, q evalQuery, text string, channel int64) error {
+		for _, via := range []string{"search", "query"} {
+			k := abstainKey{s.name, kind, via}
+			t := tally[k]
+			if t == nil {
+				t = &abstainTally{}
+				tally[k] = t
+				order = append(order, k)
+			}
+			c, err := askAbstain(ctx, svc, ans, via, text, channel)
+			if err != nil {
+				return fmt.Errorf("%s %s query %s: %w", s.name, kind, q.ID, err)
+			}
+			recall := -1.0
+			if kind == "answerable" {
+				recall = recallAt(c.ranked, q.Relevant, 10)
+			}
+			t.add(c.refused, recall)
+			if dumpw != nil {
+				b, _ := json.Marshal(map[string]any{"set": s.name, "kind": kind, "via": via, "id": q.ID, "channel_id": strconv.FormatInt(channel, 10),
+					"refused": c.refused, "recall10": recall, "top": c.top})
+				dumpw.Write(append(b, '\n'))
+			}
+		}
+		return nil
+	}
+	for i := range loaded {
+		s := &loaded[i]
+		other := &loaded[(i+1)%len(loaded)]
+		for _, q := range s.queries {
+			ch, _ := strconv.ParseInt(q.ChannelID, 10, 64)
+			if err := ask(s, "answerable", q, q.Query, ch); err != nil {
+				return err
+			}
+			if len(s.channels) > 1 {
+				// The next channel of the same set, the names of people
+				// taken out (a person who never wrote there would give
+				// it away).
+				at := slices.Index(s.channels, ch)
+				text, _ := search.NamesIn(q.Query, names)
+				if err := ask(s, "in-domain", q, text, s.channels[(at+1)%len(s.channels)]); err != nil {
+					return err
+				}
+			}
+			at := slices.Index(s.channels, ch)
+			if err := ask(s, "cross-set", q, q.Query, other.channels[at%len(other.channels)]); err != nil {
+				return err
+			}
+		}
+	}
+	printAbstain(m.Stdout, model.Name(), order, tally)
+	return nil
+}
+
+type abstainKey struct{ set, kind, via string }
+
+// abstainTally counts refusals and, for answerable questions, recall@10
+// with and without them.
+type abstainTally struct {
+	n, refused, answerable int
+	recall, kept           float64
+}
+
+func (t *abstainTally) add(refused bool, recall float64) {
+	t.n++
+	if refused {
+		t.refused++
+	}
+	if recall >= 0 {
+		t.answerable++
+		t.recall += recall
+		if !refused {
+			t.kept += recall
+		}
+	}
+}
+
+// abstainCase is one question's outcome.
+type abstainCase struct {
+	refused bool
+	ranked  []int64
+	top     []map[string]any // the first results' confidence, for the dump
+}
+
+// askAbstain asks text in channel by /v1/search's default mode or by
+// /v1/query's pipeline (rules plan, no summary).
+func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, via, text string, channel int64) (abstainCase, error) {
+	f := sqlite.Filter{Channels: []int64{channel}}
+	var c abstainCase
+	var results []search.Result
+	if via == "search" {
+		r, err := svc.Search(ctx, search.Request{Query: text, Filter: f, Limit: search.DefaultLimit, RankedMessages: true})
+		if err != nil {
+			return c, err
+		}
+		c.refused, c.ranked, results = r.NoConfidentResults || len(r.Results) == 0, r.RankedMessages, r.Results
+	} else {
+		r, err := ans.Query(ctx, answer.Request{Question: text, Filter: f, RankedMessages: true, NoSummary: true})
+		if err != nil {
+			return c, err
+		}
+		c.refused, c.ranked, results = r.NoConfidentResults || r.NoResults, r.RankedMessages, r.Results
+	}
+	for _, r := range results[:min(3, len(results))] {
+		c.top = append(c.top, map[string]any{"high": r.Confidence.High, "standout": r.Confidence.Standout, "support": r.Confidence.Support})
+	}
+	return c, nil
+}
+
+func recallAt(ranked []int64, relevant []string, k int) float64 {
+	if len(relevant) == 0 {
+		return 0
+	}
+	hit := 0
+	for _, id := range ranked[:min(k, len(ranked))] {
+		if slices.Contains(relevant, strconv.FormatInt(id, 10)) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(relevant))
+}
+
+func printAbstain(w io.Writer, model string, order []abstainKey, tally map[abstainKey]*abstainTally) {
+	fmt.Fprintf(w, "%s\n", model)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "set\tkind\tvia\tquestions\trefused %\tR@10\tR@10 kept\t\n")
+	slices.SortStableFunc(order, func(a, b abstainKey) int { return strings.Compare(a.via, b.via) })
+	for _, k := range order {
+		t := tally[k]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f\t", k.set, k.kind, k.via, t.n, 100*float64(t.refused)/float64(t.n))
+		if t.answerable > 0 {
+			fmt.Fprintf(tw, "%.1f\t%.1f\t\n", 100*t.recall/float64(t.answerable), 100*t.kept/float64(t.answerable))
+		} else {
+			fmt.Fprint(tw, "\t\t\n")
+		}
+	}
+	tw.Flush()
+}
+
+// scratchImportAll imports the exports under every dir into one scratch
+// database.
+func scratchImportAll(ctx context.Context, cfg *Config, dirs []string) (*sqlite.DB, func(), error) {
+	scratch, err := os.MkdirTemp("", "dsearch-eval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, nil, err
+	}
+	done := func() {
+		db.Close()
+		os.RemoveAll(scratch)
+	}
+	files, err := ingest.Files(dirs)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
+		if r.Err != nil {
+			done()
+			return nil, nil, r.Err
+		}
+	}
+	return db, done, nil
+}

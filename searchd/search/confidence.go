@@ -1,0 +1,221 @@
+package search
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"dsearch/searchd/index"
+	"dsearch/searchd/lexical"
+)
+
+// Knowing when nothing matches. A cosine says nothing by itself: e5's are
+// compressed (docs/retrieval.md, "Confidence": answers p50 0.854, the best
+// result with no answer p50 0.817), and every query finds something.
+// What does tell is relative to the query: whether a result stands out
+// from the query's similarity to every conversation searched (its
+// standout, a z-score over the scan's spread), and whether the query's
+// content words are in the result's messages (its support). Both were
+// chosen, and their thresholds set, by `searchd eval abstain` over every
+// evaluation set and both models (docs/retrieval.md, "Abstention").
+
+// Confidence is how clearly a result matches its query.
+type Confidence struct {
+	// High: it clearly matches; otherwise it is only the closest thing
+	// found.
+	High bool
+	// Standout is how many standard deviations the result's similarity
+	// stands above the mean of the query's similarity to every
+	// conversation searched; 0 when there is none to compare with
+	// (lexical mode, fewer than minSpread conversations): then Support
+	// alone decides.
+	Standout float64
+	// Support is the share of the query's content words (names and
+	// English stop words left out) found in the result's messages, from
+	// 0 to 1; 1 for a query without content words.
+	Support float64
+}
+
+// Thresholds of confidence (Config.Standout, Config.SupportedStandout,
+// Config.Support): a result is confident when it stands out by
+// Standout, or by SupportedStandout with Support of the query's words in
+// it. Lexical mode has no standout: there a result is confident with
+// Support alone.
+const (
+	// minSpread is the fewest conversations a spread is told from.
+	minSpread = 8
+	// confidentRanks: the response is confident when one of its first
+	// results is.
+	confidentRanks = 3
+)
+
+// confidence judges a result from its segment's similarity and the
+// words of its messages.
+func (q *query) confidence(r Result, texts []string) Confidence {
+	c := Confidence{Support: support(q.contentTerms(), texts)}
+	cfg := q.svc.Config
+	if q.Mode == Lexical || q.vec == nil || q.spread.N < minSpread || q.spread.Std == 0 {
+		// Nothing to stand out from: the words alone.
+		c.High = c.Support >= cfg.Support
+		return c
+	}
+	c.Standout = (q.similarity(r) - q.spread.Mean) / q.spread.Std
+	c.High = c.Standout >= cfg.Standout || c.Standout >= cfg.SupportedStandout && c.Support >= cfg.Support
+	return c
+}
+
+// similarity is the query's cosine with the result's segment (its best
+// window).
+func (q *query) similarity(r Result) float64 {
+	if c, ok := r.Components["semantic"]; ok && c.Rank > 0 {
+		return c.Score
+	}
+	best := math.Inf(-1)
+	for _, w := range q.svc.Matrix.WindowScores(q.vec, r.SegmentID) {
+		best = max(best, float64(w.Score))
+	}
+	if math.IsInf(best, -1) {
+		return q.spread.Mean // no vector: no evidence either way
+	}
+	return best
+}
+
+// contentTerms are the query's words that say what it is about: not the
+// names taken out of it, not English stop words, Latin words of three
+// letters or more, CJK runs of two characters or more.
+func (q *query) contentTerms() []lexical.Term {
+	if q.content != nil {
+		return q.content
+	}
+	q.content = []lexical.Term{}
+	for _, t := range lexical.Terms(q.text + " " + strings.Join(q.Keywords, " ")) {
+		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 {
+			q.content = append(q.content, t)
+		}
+	}
+	return q.content
+}
+
+// support is the share of terms found in texts: a Latin word as a word
+// sharing its first four letters (moving, moved: move), all of a shorter
+// one; a CJK run by its first two characters, the stem a Korean particle
+// or ending follows (이사를, 이사).
+func support(terms []lexical.Term, texts []string) float64 {
+	if len(terms) == 0 {
+		return 1
+	}
+	words := map[string]bool{}
+	var cjk strings.Builder
+	for _, t := range texts {
+		for _, w := range lexical.Terms(t) {
+			if w.CJK {
+				cjk.WriteString(w.Text + " ")
+			} else {
+				words[prefix(w.Text, 4)] = true
+			}
+		}
+	}
+	joined := cjk.String()
+	found := 0
+	for _, t := range terms {
+		if t.CJK && strings.Contains(joined, prefix(t.Text, 2)) || !t.CJK && words[prefix(t.Text, 4)] {
+			found++
+		}
+	}
+	return float64(found) / float64(len(terms))
+}
+
+func prefix(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// judge sets the confidence of the page's results and says whether any
+// of the first ranked is confident.
+func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) {
+	top := ranked[:min(confidentRanks, len(ranked))]
+	texts, err := q.texts(ctx, append(slices.Clone(top), page...))
+	if err != nil {
+		return false, err
+	}
+	confident := false
+	for i, r := range top {
+		confident = confident || q.confidence(r, texts[i]).High
+	}
+	for i := range page {
+		page[i].Confidence = q.confidence(page[i], texts[len(top)+i])
+	}
+	return confident, nil
+}
+
+// texts are the messages of each result: a segment's first
+// RescoreLimit, as rescoring sees them; in lexical mode, the message.
+func (q *query) texts(ctx context.Context, results []Result) ([][]string, error) {
+	out := make([][]string, len(results))
+	var segs, msgs []int64
+	for _, r := range results {
+		if q.Mode == Lexical || r.SegmentID == 0 {
+			msgs = append(msgs, r.MessageID)
+		} else {
+			segs = append(segs, r.SegmentID)
+		}
+	}
+	if err := q.rankWithin(ctx, segs); err != nil {
+		return nil, err
+	}
+	byID := map[int64]string{}
+	if len(msgs) > 0 {
+		ms, err := q.svc.DB.Messages(ctx, msgs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			byID[m.ID] = m.Content
+		}
+	}
+	for i, r := range results {
+		if q.Mode == Lexical || r.SegmentID == 0 {
+			out[i] = []string{byID[r.MessageID]}
+		} else if ws := q.within[r.SegmentID]; ws != nil {
+			for _, m := range ws.messages {
+				out[i] = append(out[i], m.Content)
+			}
+		}
+	}
+	return out, nil
+}
+
+// stopwords are English words that say nothing of what a text is about.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and for with what who whom whose which when where why how did does was were are
+		has have had that this these those from about into than then there their they them she her his him you your
+		our not any all can could would should will say said tell told talk talked conversation chat
+		happen happened happens happening`) {
+		stopwords[w] = true
+	}
+}
+
+// Stopword says whether w (lower-case) is an English word that says
+// nothing of a question's topic.
+func Stopword(w string) bool { return stopwords[w] }
+
+// spreadOver is the query's similarity spread over the segments allow
+// admits (nil: all), for when the scan's own was over fewer (a keyword
+// filter).
+func (q *query) spreadOver(allow map[int64]bool) index.Spread {
+	var fn func(int64) bool
+	if allow != nil {
+		fn = func(id int64) bool { return allow[id] }
+	}
+	_, sp := q.svc.Matrix.TopKSpread(q.vec, 1, fn)
+	return sp
+}

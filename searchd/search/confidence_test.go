@@ -1,0 +1,156 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/index"
+	"dsearch/searchd/lexical"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite/sqlitetest"
+)
+
+// wordsEmbedder embeds a text as its hashed words plus a large part
+// every text shares: cosines are compressed as e5's are (unrelated texts
+// near 0.8), and only the words tell texts apart.
+type wordsEmbedder struct{}
+
+const wordsDim = 64
+
+func (wordsEmbedder) Name() string { return "words" }
+func (wordsEmbedder) Dim() int     { return wordsDim }
+func (e wordsEmbedder) EmbedQuery(_ context.Context, q string) ([]float32, error) {
+	return e.embed(q), nil
+}
+func (e wordsEmbedder) EmbedPassages(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = e.embed(t)
+	}
+	return out, nil
+}
+
+func (wordsEmbedder) embed(text string) []float32 {
+	v := make([]float32, wordsDim)
+	v[0] = 5 // shared by every text
+	for _, t := range lexical.Terms(text) {
+		if Stopword(t.Text) {
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(prefix(t.Text, 4)))
+		v[1+h.Sum32()%(wordsDim-1)]++
+	}
+	var n float64
+	for _, x := range v {
+		n += float64(x * x)
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(n))
+	}
+	return v
+}
+
+// A question about nothing in the chat still gets results at a cosine
+// an absolute floor would take (over 0.75 here), but none stands out
+// from the rest: the response says nothing clearly matched, and marks
+// each result as low confidence. A question the chat answers gets a
+// confident first result.
+func TestNothingMatches(t *testing.T) {
+	ctx := context.Background()
+	topics := []string{
+		"the boiler broke and the plumber comes tomorrow to fix the heating",
+		"moving to a new apartment next month, the landlord wants a longer lease",
+		"finished the game last night, the ending was great",
+		"pizza and beer for dinner at the italian restaurant",
+		"the dog needs a walk before the rain starts",
+		"my sister got a new job at the hospital",
+		"the car needs new tyres before winter",
+		"we watched a movie about space and astronauts",
+		"the garden tomatoes are finally red",
+		"booked flights to japan for the spring holiday",
+		"the printer at work jams every single day",
+		"started learning the guitar, chords hurt my fingers",
+	}
+	var msgs []searchd.Message
+	for i, text := range topics {
+		at := time.Duration(i) * 5 * time.Hour
+		msgs = append(msgs, m(int64(2*i+1), general, alice, at, text), m(int64(2*i+2), general, bob, at+time.Minute, "oh really, tell me more about it"))
+	}
+	db := sqlitetest.Open(t)
+	if _, err := db.Apply(ctx, &searchd.Batch{Messages: msgs}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&index.Job{DB: db, Embedder: wordsEmbedder{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	matrix, err := index.LoadMatrix(ctx, db, wordsDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{DB: db, Matrix: matrix, Embedder: wordsEmbedder{}, Config: DefaultConfig()}
+	for _, mode := range []Mode{Pipeline, Semantic, Hybrid} {
+		for q, want := range map[string]bool{
+			"when is the plumber coming to fix the boiler?": true,
+			"flights to japan":                               true,
+			"kubernetes helm chart":                          false,
+			"quarterly tax filing deadline for corporations": false,
+		} {
+			t.Run(fmt.Sprintf("%s/%s", mode, q), func(t *testing.T) {
+				resp, err := s.Search(ctx, Request{Query: q, Mode: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(resp.Results) == 0 {
+					t.Fatal("no results: the closest ones should still come, marked")
+				}
+				top := resp.Results[0]
+				if resp.NoConfidentResults == want || top.Confidence.High != want {
+					t.Errorf("no_confident_results %v, first result %+v; want confident %v", resp.NoConfidentResults, top.Confidence, want)
+				}
+				if !want {
+					if c := top.Components["semantic"]; mode != Hybrid && c.Score < 0.75 {
+						t.Errorf("the unrelated question's best cosine is %.3f: the test should show a floor cannot tell", c.Score)
+					}
+					for _, r := range resp.Results {
+						if r.Confidence.High {
+							t.Errorf("a result of a question about nothing is confident: %+v", r.Confidence)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSupport(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		texts []string
+		want  float64
+	}{
+		// Search takes known names out of the query before; here alice is a word.
+		{"when did alice say she was moving?", []string{"I'm moving next month"}, 0.5},
+		{"kubernetes helm chart", []string{"the boiler broke"}, 0},
+		{"민수가 이사 간다고 한 게 언제였지?", []string{"다음 달에 이사를 가요", "간다니까"}, 0.5}, // 이사, 간다; not 민수, 언제
+		{"what did they say?", []string{"anything"}, 1},
+	} {
+		var terms []lexical.Term
+		for _, t := range lexical.Terms(c.query) {
+			if n := len([]rune(t.Text)); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 {
+				terms = append(terms, t)
+			}
+		}
+		if got := support(terms, c.texts); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("support(%q, %q) = %.2f, want %.2f (terms %v)", c.query, strings.Join(c.texts, " | "), got, c.want, terms)
+		}
+	}
+}
