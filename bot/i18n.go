@@ -76,6 +76,8 @@ var lines = map[string][2]string{
 	// Answers, catch-ups, related conversations.
 	"more":          {"More", "더 보기"},
 	"nothing":       {"Nothing relevant was found.", "관련된 대화를 찾지 못했어요."},
+	"noClearMatch":  {"_Nothing clearly matched. The closest conversations, with low confidence:_", "_딱 맞는 대화는 없었어요. 가장 가까운 대화예요 (신뢰도 낮음):_"},
+	"lowConfidence": {"low confidence", "신뢰도 낮음"},
 	"results":       {"_Results %d–%d_", "_결과 %d–%d_"},
 	"searched":      {"searched (%s plan): %s", "검색어 (%s 계획): %s"},
 	"keywords":      {"keywords: %s", "키워드: %s"},

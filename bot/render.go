@@ -41,6 +41,9 @@ func answerEmbed(l lang, req *api.QueryRequest, resp *api.QueryResponse, public 
 			desc = l.say("results", resp.Offset+1, resp.Offset+len(resp.Results))
 		}
 	}
+	if resp.NoConfidentResults && resp.Answer == "" && resp.Offset == 0 {
+		desc = l.say("noClearMatch")
+	}
 	if len(resp.Results) == 0 {
 		desc = l.say("nothing")
 	}
@@ -102,6 +105,9 @@ func resultFields(l lang, results []api.SearchResult, offset int) []discord.Embe
 			break
 		}
 		name := fmt.Sprintf("[%d] %s · %s", offset+i+1, strings.Join(r.Authors, ", "), r.StartAt.UTC().Format("2006-01-02 15:04"))
+		if r.Confidence.Low() {
+			name += " · " + l.say("lowConfidence")
+		}
 		tail := l.say("jump", r.URL)
 		fields = append(fields, discord.EmbedField{Name: clip(name, maxFieldName),
 			Value: previewText(l, r.Previews, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})

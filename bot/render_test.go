@@ -53,3 +53,25 @@ func TestPreviewOfAttachmentAlone(t *testing.T) {
 		t.Errorf("previews %q, want %q", got, want)
 	}
 }
+
+// When nothing clearly matched, the answer says so plainly and each
+// closest result is marked; a confident result is not.
+func TestNothingClearlyMatched(t *testing.T) {
+	results := []api.SearchResult{
+		{Authors: []string{"alex"}, URL: "u1", Confidence: api.Confidence{Level: "low"}},
+		{Authors: []string{"sam"}, URL: "u2", Confidence: api.Confidence{Level: "high"}},
+	}
+	req := &api.QueryRequest{Question: "kubernetes helm chart"}
+	resp := &api.QueryResponse{NoConfidentResults: true, AnswerError: "nothing clearly matched the question", Results: results}
+	e := answerEmbed(en, req, resp, false)
+	if e.Description != en.say("noClearMatch") {
+		t.Errorf("description %q", e.Description)
+	}
+	if low := en.say("lowConfidence"); len(e.Fields) != 2 || !strings.Contains(e.Fields[0].Name, low) || strings.Contains(e.Fields[1].Name, low) {
+		t.Errorf("fields %+v", e.Fields)
+	}
+	resp.NoConfidentResults = false
+	if e := answerEmbed(en, req, resp, false); strings.Contains(e.Description, en.say("noClearMatch")) {
+		t.Errorf("a confident answer says nothing matched: %q", e.Description)
+	}
+}

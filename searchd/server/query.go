@@ -45,7 +45,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	out := api.QueryResponse{Question: resp.Question, Answer: resp.Answer, AnswerError: resp.AnswerError,
+	out := api.QueryResponse{Question: resp.Question, Answer: resp.Answer, AnswerError: resp.AnswerError, NoConfidentResults: resp.NoConfidentResults,
 		Plan:    api.QueryPlan{Subqueries: resp.Plan.Subqueries, Keywords: resp.Plan.Keywords, Source: resp.PlanSource, Error: resp.PlanError},
 		Results: make([]api.SearchResult, len(resp.Results)), Offset: resp.Offset, NextCursor: resp.NextCursor}
 	if out.Plan.Keywords == nil {

@@ -316,7 +316,8 @@ type SearchResponse struct {
 	// KeywordFallback: no conversation contained the keywords, so the
 	// search ran without them.
 	KeywordFallback bool `json:"keyword_fallback,omitempty"`
-	// NoConfidentResults: nothing was similar enough to the query.
+	// NoConfidentResults: nothing clearly matched the query; the results
+	// are the closest found, each with low confidence.
 	NoConfidentResults bool `json:"no_confident_results,omitempty"`
 	// Reading is the share of the query's letters the embedding model
 	// reads as words or parts of words, 0 to 1, in the modes that embed
@@ -347,9 +348,31 @@ type SearchResult struct {
 	Authors      []string             `json:"authors"`
 	Score        float64              `json:"score"`
 	Components   map[string]Component `json:"components"`
-	Previews     []Message            `json:"previews"`
-	URL          string               `json:"url"`
+	// Confidence says how clearly the result matches the query.
+	Confidence Confidence `json:"confidence"`
+	Previews   []Message  `json:"previews"`
+	URL        string     `json:"url"`
 }
+
+// Confidence is how clearly a result matches its query, judged relative
+// to the query (docs/api.md, docs/retrieval.md "Abstention").
+type Confidence struct {
+	// Level is "high" (it clearly matches) or "low" (it is only the
+	// closest thing found).
+	Level string `json:"level"`
+	// Standout: how many standard deviations the result's similarity
+	// stands above the mean of the query's similarity to every
+	// conversation searched (0: not judged so, in lexical mode or over
+	// too few conversations).
+	Standout float64 `json:"standout"`
+	// Support: the share of the query's content words found in the
+	// result's messages, 0 to 1.
+	Support float64 `json:"support"`
+}
+
+// Low says whether the result is only the closest thing found (a
+// result from a searchd that does not judge has no level: not low).
+func (c Confidence) Low() bool { return c.Level == "low" }
 
 // Component is one retriever's rank and score within a fused result.
 type Component struct {
@@ -378,9 +401,13 @@ type QueryResponse struct {
 	Answer   string `json:"answer,omitempty"`
 	// AnswerError says why there is no answer (no LLM, LLM down, nothing
 	// found); the results are still there.
-	AnswerError string    `json:"answer_error,omitempty"`
-	Plan        QueryPlan `json:"plan"`
-	Authors     []ID      `json:"authors,omitempty"`
+	AnswerError string `json:"answer_error,omitempty"`
+	// NoConfidentResults: nothing clearly matched the question; the
+	// results are the closest found, with low confidence, and there is
+	// no summary.
+	NoConfidentResults bool      `json:"no_confident_results,omitempty"`
+	Plan               QueryPlan `json:"plan"`
+	Authors            []ID      `json:"authors,omitempty"`
 	// Time is the time a date in the question named ("last year", "on
 	// October 13, 2023"), with a margin around it, when the results are from
 	// it; TimeFallback: it named one but nothing was found then, so the

@@ -55,10 +55,12 @@ func (m *Main) queryCmd() *ffcli.Command {
 			if resp.Answer != "" {
 				fmt.Fprintf(w, "\n%s\n\n", resp.Answer)
 			} else if resp.AnswerError != "" {
-				fmt.Fprintf(w, "(no answer: %s)\n", resp.AnswerError)
+				fmt.Fprintf(w, "(results only, no answer: %s)\n", resp.AnswerError)
 			}
 			if len(resp.Results) == 0 {
 				fmt.Fprintln(w, "no conversation matched")
+			} else if resp.NoConfidentResults {
+				fmt.Fprintln(w, "nothing clearly matched: the closest results, with low confidence")
 			}
 			for i, r := range resp.Results {
 				fmt.Fprintf(w, "[%d] %s\n", i+1, resultLine(&r))
@@ -188,7 +190,7 @@ func (m *Main) printSearch(w io.Writer, resp *api.SearchResponse) {
 		fmt.Fprintln(w, "(no conversation had the keywords: searched without them)")
 	}
 	if resp.NoConfidentResults {
-		fmt.Fprintln(w, "nothing similar enough was found")
+		fmt.Fprintln(w, "nothing clearly matched: the closest results, with low confidence")
 	}
 	switch {
 	case resp.Unread && resp.Mode == "hybrid":
@@ -253,7 +255,15 @@ func resultLine(r *api.SearchResult) string {
 	if r.SegmentID != 0 {
 		line += fmt.Sprintf("  conversation %d", r.SegmentID)
 	}
-	return line + "  " + r.URL
+	return line + lowMark(r) + "  " + r.URL
+}
+
+// lowMark marks a result that is only the closest thing found.
+func lowMark(r *api.SearchResult) string {
+	if r.Confidence.Low() {
+		return "  (low confidence)"
+	}
+	return ""
 }
 
 // resolveChannels reads a comma-separated list of channel IDs and names
