@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"dsearch/searchd/index"
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
 	"dsearch/searchd/sqlite/sqlitetest"
 )
 
@@ -40,7 +42,7 @@ func (e wordsEmbedder) EmbedPassages(_ context.Context, texts []string) ([][]flo
 
 func (wordsEmbedder) embed(text string) []float32 {
 	v := make([]float32, wordsDim)
-	v[0] = 5 // shared by every text
+	n := 0
 	for _, t := range lexical.Terms(text) {
 		if Stopword(t.Text) {
 			continue
@@ -48,13 +50,15 @@ func (wordsEmbedder) embed(text string) []float32 {
 		h := fnv.New32a()
 		h.Write([]byte(prefix(t.Text, 4)))
 		v[1+h.Sum32()%(wordsDim-1)]++
+		n++
 	}
-	var n float64
+	v[0] = 2 * float32(math.Sqrt(float64(n))) // shared by every text: cosines near 0.8
+	var norm float64
 	for _, x := range v {
-		n += float64(x * x)
+		norm += float64(x * x)
 	}
 	for i := range v {
-		v[i] /= float32(math.Sqrt(n))
+		v[i] /= float32(math.Sqrt(norm))
 	}
 	return v
 }
@@ -85,6 +89,9 @@ func TestNothingMatches(t *testing.T) {
 		at := time.Duration(i) * 5 * time.Hour
 		msgs = append(msgs, m(int64(2*i+1), general, alice, at, text), m(int64(2*i+2), general, bob, at+time.Minute, "oh really, tell me more about it"))
 	}
+	carol := searchd.Message{ID: 1000, ChannelID: games, CreatedAt: t0.Add(-time.Hour).UnixMicro(), Content: "anyone up for a game tonight",
+		Type: "Default", Author: searchd.Author{ID: 3, Username: "carol"}}
+	msgs = append(msgs, carol)
 	db := sqlitetest.Open(t)
 	if _, err := db.Apply(ctx, &searchd.Batch{Messages: msgs}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
@@ -114,7 +121,7 @@ func TestNothingMatches(t *testing.T) {
 				}
 				top := resp.Results[0]
 				if resp.NoConfidentResults == want || top.Confidence.High != want {
-					t.Errorf("no_confident_results %v, first result %+v; want confident %v", resp.NoConfidentResults, top.Confidence, want)
+					t.Errorf("no_confident_results %v, first result %+v %v; want confident %v", resp.NoConfidentResults, top.Confidence, top.Previews, want)
 				}
 				if !want {
 					if c := top.Components["semantic"]; mode != Hybrid && c.Score < 0.75 {
@@ -127,6 +134,22 @@ func TestNothingMatches(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+	// A person the question names who never wrote in the channels
+	// searched: what they said cannot be there, however well the rest
+	// matches.
+	for _, c := range []struct {
+		filter    sqlite.Filter
+		confident bool
+	}{{sqlite.Filter{Channels: []int64{general}}, false}, {sqlite.Filter{}, true}} {
+		resp, err := s.Search(ctx, Request{Query: "what did carol say about the plumber and the boiler?", Filter: c.filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		high := slices.ContainsFunc(resp.Results, func(r Result) bool { return r.Confidence.High })
+		if resp.NoConfidentResults == c.confident || high != c.confident {
+			t.Errorf("filter %+v: no_confident_results %v, a confident result %v; want confident %v", c.filter, resp.NoConfidentResults, high, c.confident)
 		}
 	}
 }

@@ -38,7 +38,7 @@ import (
 // result), in /v1/search's default mode and in /v1/query without an LLM,
 // and for the answerable ones recall@10 and recall@10 kept (a refused
 // question counted as finding nothing).
-func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump string) error {
+func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump, keep string) error {
 	if len(sets) < 2 {
 		return errors.New("eval abstain: give two or more set directories (each: exports and queries.jsonl)")
 	}
@@ -68,7 +68,7 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 			}
 		}
 	}
-	db, done, err := scratchImportAll(ctx, cfg, sets)
+	db, done, err := scratchImportAll(ctx, cfg, sets, keep)
 	if err != nil {
 		return err
 	}
@@ -264,20 +264,33 @@ func printAbstain(w io.Writer, model string, order []abstainKey, tally map[absta
 }
 
 // scratchImportAll imports the exports under every dir into one scratch
-// database.
-func scratchImportAll(ctx context.Context, cfg *Config, dirs []string) (*sqlite.DB, func(), error) {
-	scratch, err := os.MkdirTemp("", "dsearch-eval-")
-	if err != nil {
-		return nil, nil, err
+// database. With keep, the database is kept in that directory and, when
+// it is there already, used as it is: a second run (other thresholds,
+// the same model) embeds nothing.
+func scratchImportAll(ctx context.Context, cfg *Config, dirs []string, keep string) (*sqlite.DB, func(), error) {
+	scratch := keep
+	if keep == "" {
+		var err error
+		if scratch, err = os.MkdirTemp("", "dsearch-eval-"); err != nil {
+			return nil, nil, err
+		}
 	}
+	_, statErr := os.Stat(filepath.Join(scratch, "imported"))
 	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
 	if err != nil {
-		os.RemoveAll(scratch)
+		if keep == "" {
+			os.RemoveAll(scratch)
+		}
 		return nil, nil, err
 	}
 	done := func() {
 		db.Close()
-		os.RemoveAll(scratch)
+		if keep == "" {
+			os.RemoveAll(scratch)
+		}
+	}
+	if keep != "" && statErr == nil {
+		return db, done, nil
 	}
 	files, err := ingest.Files(dirs)
 	if err != nil {
@@ -288,6 +301,12 @@ func scratchImportAll(ctx context.Context, cfg *Config, dirs []string) (*sqlite.
 		if r.Err != nil {
 			done()
 			return nil, nil, r.Err
+		}
+	}
+	if keep != "" {
+		if err := os.WriteFile(filepath.Join(scratch, "imported"), []byte(strings.Join(dirs, "\n")+"\n"), 0o600); err != nil {
+			done()
+			return nil, nil, err
 		}
 	}
 	return db, done, nil
