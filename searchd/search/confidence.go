@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -146,31 +145,14 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	absent, err := q.namedAbsent(ctx)
-	if err != nil {
-		return false, err
-	}
 	confident := false
 	for i, r := range top {
 		confident = confident || q.confidence(r, texts[i]).High
 	}
 	for i := range page {
 		page[i].Confidence = q.confidence(page[i], texts[len(top)+i])
-		page[i].Confidence.High = page[i].Confidence.High && !absent
 	}
-	return confident && !absent, nil
-}
-
-// namedAbsent says whether the query names people none of whom wrote in
-// the conversations searched: what they said cannot be there.
-func (q *query) namedAbsent(ctx context.Context) (bool, error) {
-	if len(q.named) == 0 {
-		return false, nil
-	}
-	f := q.Filter
-	f.Authors = slices.Sorted(maps.Keys(q.named))
-	segs, err := q.svc.segmentsMatching(ctx, q.version, "", f)
-	return len(segs) == 0, err
+	return confident, nil
 }
 
 // texts are the messages of each result: a segment's first

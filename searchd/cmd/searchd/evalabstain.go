@@ -108,7 +108,7 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 		return err
 	}
 	ans.LLM = nil // the rules plan: what is measured is the search's confidence
-	names, err := db.AuthorNames(ctx)
+	names, err := db.AuthorNames(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func scratchImportAll(ctx context.Context, cfg *Config, dirs []string, keep stri
 		done()
 		return nil, nil, err
 	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
+	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files.Files) {
 		if r.Err != nil {
 			done()
 			return nil, nil, r.Err
