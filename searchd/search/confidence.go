@@ -29,8 +29,8 @@ type Confidence struct {
 	// Standout is how many standard deviations the result's similarity
 	// stands above the mean of the query's similarity to every
 	// conversation searched; 0 when there is none to compare with
-	// (lexical mode, fewer than minSpread conversations): then Support
-	// alone decides.
+	// (lexical mode, a query the model cannot read, fewer than minSpread
+	// conversations): then Support alone decides.
 	Standout float64
 	// Support is the share of the query's content words (names and
 	// English stop words left out) found in the result's messages, from
@@ -56,8 +56,9 @@ const (
 func (q *query) confidence(r Result, texts []string) Confidence {
 	c := Confidence{Support: support(q.contentTerms(), texts)}
 	cfg := q.svc.Config
-	if q.Mode == Lexical || q.vec == nil || q.spread.N < minSpread || q.spread.Std == 0 {
-		// Nothing to stand out from: the words alone.
+	if q.Mode == Lexical || q.vec == nil || q.unread || q.spread.N < minSpread || q.spread.Std == 0 {
+		// No similarity to judge by (none, one of a model that cannot
+		// read the query, or nothing to stand out from): the words alone.
 		c.High = c.Support >= cfg.Support
 		return c
 	}
