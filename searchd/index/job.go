@@ -44,6 +44,9 @@ type Job struct {
 	Log          *slog.Logger
 	SegmentBatch int // default 16
 	MessageBatch int // default 64
+	// SegmentsOnly leaves messages without vectors (an evaluation that
+	// ranks by conversations alone, on a machine too slow for more).
+	SegmentsOnly bool
 	// Progress, if set, is called after each batch.
 	Progress func(Status)
 	// Lease, if set, names this process ("searchd serve (pid 123)"): a
@@ -193,7 +196,7 @@ func (j *Job) RunOnce(ctx context.Context) error {
 	}
 	j.pass = pass{start: time.Now()}
 	err := j.segments(ctx)
-	if err == nil {
+	if err == nil && !j.SegmentsOnly {
 		err = j.messages(ctx)
 	}
 	if err == nil && j.Matrix != nil {

@@ -33,9 +33,11 @@ type Confidence struct {
 	// conversations): then Support alone decides.
 	Standout float64
 	// Support is the share of the query's content words (names and
-	// English stop words left out) found in the result's messages, from
-	// 0 to 1; 1 for a query without content words.
-	Support float64
+	// English stop words left out) found together in one of the result's
+	// messages and the messages either side of it, from 0 to 1; 1 for a
+	// query without content words. In the whole conversation: AllSupport
+	// (a long one holds many words: evaluation compares the two).
+	Support, AllSupport float64
 }
 
 // Thresholds of confidence (Config.Standout, Config.SupportedStandout,
@@ -54,7 +56,8 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	c := Confidence{Support: support(q.contentTerms(), texts)}
+	terms := q.contentTerms()
+	c := Confidence{Support: localSupport(terms, texts), AllSupport: support(terms, texts)}
 	cfg := q.svc.Config
 	if q.Mode == Lexical || q.vec == nil || q.unread || q.spread.N < minSpread || q.spread.Std == 0 {
 		// No similarity to judge by (none, one of a model that cannot
@@ -126,6 +129,20 @@ func support(terms []lexical.Term, texts []string) float64 {
 		}
 	}
 	return float64(found) / float64(len(terms))
+}
+
+// localSupport is the best support of terms in one of texts (in time
+// order) with the texts either side of it: a question's words said
+// together, not scattered over a long conversation.
+func localSupport(terms []lexical.Term, texts []string) float64 {
+	best := 0.0
+	for i := range texts {
+		best = max(best, support(terms, texts[max(0, i-1):min(len(texts), i+2)]))
+	}
+	if len(texts) == 0 {
+		return support(terms, nil)
+	}
+	return best
 }
 
 func prefix(s string, n int) string {

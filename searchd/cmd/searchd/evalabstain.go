@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"dsearch/searchd/answer"
+	"dsearch/searchd/embed"
 	"dsearch/searchd/index"
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/search"
@@ -38,7 +40,7 @@ import (
 // result), in /v1/search's default mode and in /v1/query without an LLM,
 // and for the answerable ones recall@10 and recall@10 kept (a refused
 // question counted as finding nothing).
-func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump, keep string) error {
+func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump, keep string, segmentsOnly bool) error {
 	if len(sets) < 2 {
 		return errors.New("eval abstain: give two or more set directories (each: exports and queries.jsonl)")
 	}
@@ -92,14 +94,20 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 	}
 	defer model.Close()
 	start := time.Now()
-	if err := (&index.Job{DB: db, Embedder: model, Log: log}).RunOnce(ctx); err != nil {
+	if err := (&index.Job{DB: db, Embedder: model, Log: log, SegmentsOnly: segmentsOnly}).RunOnce(ctx); err != nil {
 		return err
+	}
+	if segmentsOnly {
+		// Nor on the fly: messages rank without vectors.
+		svc.Busy = func() bool { return true }
 	}
 	fmt.Fprintf(m.Stderr, "embedded with %s on %s in %s\n", model.Name(), model.Backend(), time.Since(start).Round(time.Millisecond))
 	if svc.Matrix, err = index.LoadMatrix(ctx, db, model.Dim()); err != nil {
 		return err
 	}
-	svc.Embedder = model
+	// Each question is asked up to six times (three kinds, two ways):
+	// embedded once.
+	svc.Embedder = &memoModel{Model: model, vecs: map[string][]float32{}}
 	if svc.Config.MinSimilarity < 0 {
 		svc.Config.MinSimilarity = model.Config().MinSimilarity // as serve has it
 	}
@@ -228,7 +236,8 @@ func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, v
 		c.refused, c.ranked, results = r.NoConfidentResults || r.NoResults, r.RankedMessages, r.Results
 	}
 	for _, r := range results[:min(3, len(results))] {
-		c.top = append(c.top, map[string]any{"high": r.Confidence.High, "standout": r.Confidence.Standout, "support": r.Confidence.Support})
+		c.top = append(c.top, map[string]any{"high": r.Confidence.High, "standout": r.Confidence.Standout, "support": r.Confidence.Support,
+			"all_support": r.Confidence.AllSupport})
 	}
 	return c, nil
 }
@@ -310,4 +319,27 @@ func scratchImportAll(ctx context.Context, cfg *Config, dirs []string, keep stri
 		}
 	}
 	return db, done, nil
+}
+
+// memoModel embeds each query once.
+type memoModel struct {
+	*embed.Model
+	mu   sync.Mutex
+	vecs map[string][]float32
+}
+
+func (m *memoModel) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
+	m.mu.Lock()
+	v, ok := m.vecs[q]
+	m.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := m.Model.EmbedQuery(ctx, q)
+	if err == nil {
+		m.mu.Lock()
+		m.vecs[q] = v
+		m.mu.Unlock()
+	}
+	return v, err
 }
