@@ -73,15 +73,17 @@ func (m *Main) evalCmd() *ffcli.Command {
 	var acfg Config
 	var adump, akeep string
 	var asegs bool
+	var aevery int
 	abstain := command("abstain", "SET_DIR SET_DIR... [flags]",
 		"whether search says so when nothing matches: each set's questions in their own channel, in another of the set's channels without names, and in the next set's (each SET_DIR: exports and queries.jsonl)", &acfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&adump, "dump", "", `write {"set", "kind", "via", "id", "refused", "recall10", "top": [{"high", "standout", "support"}]} lines here (scripts/abstain-replay.py)`)
+			fs.IntVar(&aevery, "every", 1, "ask every Nth question of each set (1: all; 3: the first, fourth, ...)")
 			fs.BoolVar(&asegs, "segments-only", false, "embed conversations only, not messages, and rank messages without vectors (quicker; recall is then not eval retrieval's)")
 			fs.StringVar(&akeep, "keep", "", "keep the scratch database in this directory, and use it as it is when it is there: a second run with the same sets and model embeds nothing")
 		},
 		func(ctx context.Context, sets []string) error {
-			return m.evalAbstain(ctx, &acfg, sets, adump, akeep, asegs)
+			return m.evalAbstain(ctx, &acfg, sets, adump, akeep, asegs, aevery)
 		})
 	return &ffcli.Command{Name: "eval", ShortUsage: "searchd eval retrieval|segments|floor|abstain [flags]", ShortHelp: "measure search and segmentation quality on labelled data",
 		Subcommands: []*ffcli.Command{retrieval, segments, floor, abstain}, FlagSet: flag.NewFlagSet("searchd eval", flag.ContinueOnError),

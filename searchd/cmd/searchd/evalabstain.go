@@ -40,7 +40,7 @@ import (
 // result), in /v1/search's default mode and in /v1/query without an LLM,
 // and for the answerable ones recall@10 and recall@10 kept (a refused
 // question counted as finding nothing).
-func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump, keep string, segmentsOnly bool) error {
+func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump, keep string, segmentsOnly bool, every int) error {
 	if len(sets) < 2 {
 		return errors.New("eval abstain: give two or more set directories (each: exports and queries.jsonl)")
 	}
@@ -161,7 +161,10 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 	for i := range loaded {
 		s := &loaded[i]
 		other := &loaded[(i+1)%len(loaded)]
-		for _, q := range s.queries {
+		for n, q := range s.queries {
+			if n%max(every, 1) != 0 {
+				continue
+			}
 			ch, _ := strconv.ParseInt(q.ChannelID, 10, 64)
 			if err := ask(s, "answerable", q, q.Query, ch); err != nil {
 				return err
