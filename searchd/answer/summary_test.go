@@ -1,7 +1,10 @@
 package answer
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -96,5 +99,44 @@ func TestCatchupRefusesWhatIsNotALine(t *testing.T) {
 		if cached, err := s.DB.CachedSummary(context.Background(), resp.Conversations[0].Segment.ID, "llm"); err != nil || cached != nil {
 			t.Errorf("the refused line was cached: %+v, %v", cached, err)
 		}
+	}
+}
+
+// Real summaries of Gemma 3 270M and SmolLM2 135M (`make ollama`,
+// temperature 0.3, the summary prompt, the demo's results; collected with
+// the prompt and input as Query sends them) are all refused, each for
+// what it is. The one of Gemma 3 giving back the rules, "mendatanguser に通い"
+// and the results themselves passed the checks before these (it cites
+// [1] and [2][3], which up to eight results shown allows).
+func TestRealSummariesRefused(t *testing.T) {
+	f, err := os.Open("testdata/summaries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	n := 0
+	for sc.Scan() {
+		var c struct{ Model, Question, Input, Output string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		out := strings.TrimSpace(c.Output)
+		// With eight results shown: no citation is out of range.
+		if err := checkSummary(out, c.Question, c.Input, []int{1, 2, 3, 4, 5, 6, 7, 8}); err == nil {
+			t.Errorf("%s on %q: taken: %q", c.Model, c.Question, out)
+		}
+		// A shorter generation, cut where the first copy of the rules
+		// ends, is refused too (not by repeating itself).
+		if first := out[:min(len(out), 400)]; strings.HasPrefix(out, "You answer") {
+			if err := checkSummary(first, c.Question, c.Input, []int{1, 2, 3, 4, 5, 6, 7, 8}); err == nil || !strings.Contains(err.Error(), "prompt") {
+				t.Errorf("%s on %q: its first 400 bytes: %v", c.Model, c.Question, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no recorded outputs")
 	}
 }

@@ -26,25 +26,25 @@ type Confidence struct {
 	// High: it clearly matches; otherwise it is only the closest thing
 	// found.
 	High bool
-	// Standout is how many standard deviations the result's similarity
-	// stands above the mean of the query's similarity to every
-	// conversation searched; 0 when there is none to compare with
-	// (lexical mode, a query the model cannot read, fewer than minSpread
-	// conversations): then Support alone decides.
+	// Standout is how far the result's similarity stands above what the
+	// best of the conversations searched would reach by chance: its
+	// z-score over the query's similarity to every one of them, less
+	// √(2 ln n), where the largest of n unrelated scores falls (so a
+	// large server's best guess does not stand out by its number alone).
+	// 0 when there is none to compare with (lexical mode, a query the
+	// model cannot read, fewer than minSpread conversations): then
+	// Support alone decides.
 	Standout float64
 	// Support is the share of the query's content words (names and
-	// English stop words left out) found together in one of the result's
-	// messages and the messages either side of it, from 0 to 1; 1 for a
-	// query without content words. In the whole conversation: AllSupport
-	// (a long one holds many words: evaluation compares the two).
-	Support, AllSupport float64
+	// English stop words left out) found in the result's messages, from
+	// 0 to 1; 1 for a query without content words.
+	Support float64
 }
 
-// Thresholds of confidence (Config.Standout, Config.SupportedStandout,
-// Config.Support): a result is confident when it stands out by
-// Standout, or by SupportedStandout with Support of the query's words in
-// it. Lexical mode has no standout: there a result is confident with
-// Support alone.
+// A result is confident when it stands out by Config.Standout, or holds
+// Config.Support of the query's content words (with Config.
+// SupportedStandout as well; lexical mode, or no standout: Support
+// alone).
 const (
 	// minSpread is the fewest conversations a spread is told from.
 	minSpread = 8
@@ -56,8 +56,7 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	terms := q.contentTerms()
-	c := Confidence{Support: localSupport(terms, texts), AllSupport: support(terms, texts)}
+	c := Confidence{Support: support(q.contentTerms(), texts)}
 	cfg := q.svc.Config
 	if q.Mode == Lexical || q.vec == nil || q.unread || q.spread.N < minSpread || q.spread.Std == 0 {
 		// No similarity to judge by (none, one of a model that cannot
@@ -65,7 +64,8 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 		c.High = c.Support >= cfg.Support
 		return c
 	}
-	c.Standout = (q.similarity(r) - q.spread.Mean) / q.spread.Std
+	z := (q.similarity(r) - q.spread.Mean) / q.spread.Std
+	c.Standout = z - math.Sqrt(2*math.Log(float64(q.spread.N)))
 	c.High = c.Standout >= cfg.Standout || c.Standout >= cfg.SupportedStandout && c.Support >= cfg.Support
 	return c
 }
@@ -129,20 +129,6 @@ func support(terms []lexical.Term, texts []string) float64 {
 		}
 	}
 	return float64(found) / float64(len(terms))
-}
-
-// localSupport is the best support of terms in one of texts (in time
-// order) with the texts either side of it: a question's words said
-// together, not scattered over a long conversation.
-func localSupport(terms []lexical.Term, texts []string) float64 {
-	best := 0.0
-	for i := range texts {
-		best = max(best, support(terms, texts[max(0, i-1):min(len(texts), i+2)]))
-	}
-	if len(texts) == 0 {
-		return support(terms, nil)
-	}
-	return best
 }
 
 func prefix(s string, n int) string {

@@ -239,8 +239,7 @@ func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, v
 		c.refused, c.ranked, results = r.NoConfidentResults || r.NoResults, r.RankedMessages, r.Results
 	}
 	for _, r := range results[:min(3, len(results))] {
-		c.top = append(c.top, map[string]any{"high": r.Confidence.High, "standout": r.Confidence.Standout, "support": r.Confidence.Support,
-			"all_support": r.Confidence.AllSupport})
+		c.top = append(c.top, map[string]any{"high": r.Confidence.High, "standout": r.Confidence.Standout, "support": r.Confidence.Support})
 	}
 	return c, nil
 }
