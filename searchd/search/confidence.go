@@ -41,10 +41,9 @@ type Confidence struct {
 	Support float64
 }
 
-// A result is confident when it stands out by Config.Standout, or holds
-// Config.Support of the query's content words (with Config.
-// SupportedStandout as well; lexical mode, or no standout: Support
-// alone).
+// A result is confident when it stands out by Config.Standout or holds
+// Config.Support of the query's content words (lexical mode, or no
+// standout: Support alone).
 const (
 	// minSpread is the fewest conversations a spread is told from.
 	minSpread = 8
@@ -66,7 +65,7 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	}
 	z := (q.similarity(r) - q.spread.Mean) / q.spread.Std
 	c.Standout = z - math.Sqrt(2*math.Log(float64(q.spread.N)))
-	c.High = c.Standout >= cfg.Standout || c.Standout >= cfg.SupportedStandout && c.Support >= cfg.Support
+	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support
 	return c
 }
 

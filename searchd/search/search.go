@@ -72,12 +72,13 @@ type Config struct {
 	// MinSimilarity: semantic results below it are dropped; when none
 	// pass, the response says nothing confident was found. 0 disables.
 	MinSimilarity float64
-	// Standout, SupportedStandout and Support decide a result's
-	// confidence (confidence.go): it stands out from the query's
-	// similarity to everything searched by Standout standard
-	// deviations, or by SupportedStandout with Support of the query's
-	// content words in its messages (in lexical mode: Support alone).
-	Standout, SupportedStandout, Support float64
+	// Standout and Support decide a result's confidence (confidence.go):
+	// it stands out by Standout standard deviations above what the best
+	// of the conversations searched reaches by chance, or Support of the
+	// query's content words are in its messages (in lexical mode:
+	// Support alone). 0.5 and 0.5, chosen by `searchd eval abstain`
+	// (docs/retrieval.md, "Abstention").
+	Standout, Support float64
 	// RescoreBudget bounds embedding messages that have no stored vector
 	// yet, per query.
 	RescoreBudget time.Duration
@@ -94,7 +95,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.75, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
-		Standout: 3, SupportedStandout: 1.5, Support: 0.5}
+		Standout: 0.5, Support: 0.5}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):
