@@ -120,13 +120,19 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 	if err != nil {
 		return nil, err
 	}
+	return parseLine(out, messages)
+}
+
+// parseLine reads the model's catch-up line for messages, refusing one
+// that is not fit to show (refusedLine).
+func parseLine(out, messages string) (*sqlite.Summary, error) {
 	var r struct {
 		Summary  string   `json:"summary"`
 		Keywords []string `json:"keywords"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.TrimSpace(r.Summary) == "" {
 		// Not the answer in the error: it may quote the messages.
-		return nil, fmt.Errorf("summary is not the JSON asked for (%d bytes)", len(out))
+		return nil, &refusedLine{fmt.Errorf("summary is not the JSON asked for (%d bytes)", len(out))}
 	}
 	// Small models copy the prompt's <placeholders> back, or its rules,
 	// or the messages, or write in another language than theirs.
@@ -135,6 +141,9 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 	}
 	if err := checkWritten("the summary", r.Summary, catchupPrompt, messages, messages); err != nil {
 		return nil, &refusedLine{err}
+	}
+	if copiesAt(r.Summary, messages, lineCopyWords, lineCopyShare) {
+		return nil, &refusedLine{errors.New("the summary is one of the messages given back")}
 	}
 	r.Keywords = slices.DeleteFunc(r.Keywords, func(k string) bool {
 		return strings.TrimSpace(k) == "" || strings.HasPrefix(strings.TrimSpace(k), "<")

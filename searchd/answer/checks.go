@@ -67,6 +67,18 @@ func echoes(text, instructions string) bool {
 // of its words, and copyWords or more, in runs of copyRun words found in
 // it. An answer quoting a line of a message is not a copy.
 func copies(text, material string) bool {
+	return copiesAt(text, material, copyWords, copyShare)
+}
+
+// A catch-up line is one line about a whole conversation: one of its
+// messages given back (lineCopyShare of the line's words, lineCopyWords or
+// more) is not a summary of it.
+const (
+	lineCopyShare = 0.8
+	lineCopyWords = copyRun
+)
+
+func copiesAt(text, material string, copyWords int, copyShare float64) bool {
 	ws := words(text)
 	n := 0
 	for _, in := range inRuns(ws, copyRun, ngrams(words(material), copyRun)) {
@@ -184,7 +196,7 @@ func otherLanguage(text, want, material string) string {
 	return ""
 }
 
-// isEnglish says whether a tenth or more of ws are frequent English
+// isEnglish says whether a twentieth or more of ws are frequent English
 // words (stopwords): an English text of a sentence or more has some, a
 // text in another language in Latin letters (Indonesian, Spanish)
 // hardly any.
@@ -195,7 +207,7 @@ func isEnglish(ws []string) bool {
 			n++
 		}
 	}
-	return n > 0 && 10*n >= len(ws)
+	return n > 0 && 20*n >= len(ws)
 }
 
 // checkWritten refuses a text that echoes instructions, copies material

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -138,5 +139,39 @@ func TestRealSummariesRefused(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no recorded outputs")
+	}
+}
+
+// Real catch-up lines of Gemma 3 270M and SmolLM2 135M (`make ollama`,
+// the catch-up prompt, the demo's conversations) are all refused: JSON
+// cut by the token limit or of another shape, the prompt's placeholders,
+// and one of the messages given back as the line (SmolLM2's boiler line,
+// which the checks before these took).
+func TestRealCatchupLinesRefused(t *testing.T) {
+	f, err := os.Open("testdata/catchup.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	n := 0
+	for sc.Scan() {
+		var c struct{ Model, Messages, Output string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if sum, err := parseLine(c.Output, c.Messages); err == nil || !errors.As(err, new(*refusedLine)) {
+			t.Errorf("%s: %+v taken (%v)", c.Model, sum, err)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no recorded lines")
+	}
+	// A line of its own is taken.
+	if _, err := parseLine(`{"summary":"hajun's boiler burst; a repair visit and a new pressure valve","keywords":["boiler"]}`,
+		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve. check that first\n"); err != nil {
+		t.Errorf("a summary refused: %v", err)
 	}
 }
