@@ -51,9 +51,14 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	}
 	if !u.Partial {
 		// File names, stickers and link previews, as an import stores them
-		// (api.WithParts). Not for a partial update: its empty content
-		// means "unchanged", and lines of parts would replace the text.
+		// (api.WithParts).
 		u.Content = api.WithParts(u.Content, parts(m))
+	} else {
+		// Not for a partial update: its empty content means "unchanged",
+		// and lines of parts would replace the text. The link previews
+		// Discord adds later come this way: searchd adds them to the
+		// stored text (api.AddEmbeds).
+		u.Embeds = parts(m).Embeds
 	}
 	// Never from Discord (4,000 characters), but a forward's snapshots add up.
 	u.Content, _ = api.Clip(u.Content, api.MaxContentBytes)
@@ -102,6 +107,16 @@ func later(older, newer api.MessageUpsert) api.MessageUpsert {
 	}
 	out := older // partial only if older was: nothing else is missing
 	out.Content = cmp.Or(newer.Content, older.Content)
+	if out.Author.ID == 0 { // a link preview update names no author
+		out.Author = newer.Author
+	}
+	if newer.Embeds != nil { // Discord sends a message's every preview
+		if older.Partial {
+			out.Embeds = newer.Embeds
+		} else {
+			out.Content, _ = api.Clip(api.AddEmbeds(out.Content, newer.Embeds), api.MaxContentBytes)
+		}
+	}
 	out.Type = cmp.Or(newer.Type, older.Type)
 	out.ReplyToID = cmp.Or(newer.ReplyToID, older.ReplyToID)
 	out.Attachments = cmp.Or(newer.Attachments, older.Attachments)

@@ -109,9 +109,14 @@ func (b *Bot) addHandlers() {
 }
 
 // message syncs a new or edited message. An update without an author is
-// Discord filling in link previews: nothing searchd keeps changed.
+// Discord filling in link previews: searchd adds them to the stored text
+// of a message it has (api.MessageUpsert.Embeds); one with none changes
+// nothing searchd keeps.
 func (b *Bot) message(m *discord.Message, member *discord.Member) {
-	if !b.allowed(m.GuildID) || !m.Author.ID.IsValid() || m.Flags&discord.EphemeralMessage != 0 {
+	if !b.allowed(m.GuildID) || m.Flags&discord.EphemeralMessage != 0 {
+		return
+	}
+	if !m.Author.ID.IsValid() && (m.Timestamp.IsValid() || len(m.Embeds) == 0) {
 		return
 	}
 	if me, err := b.state.Me(); err == nil && m.Author.ID == me.ID {

@@ -75,3 +75,34 @@ func TestBatcherCompletesPartialUpdates(t *testing.T) {
 		t.Errorf("a create then a partial edit: %+v", m)
 	}
 }
+
+// A link preview Discord adds to a live message later (a MESSAGE_UPDATE
+// with the embeds alone, no author, no timestamp) joins its stored text
+// and is found; one for a message searchd does not have stores nothing.
+func TestLinkPreviewUpdateIsStored(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	ctx := context.Background()
+	at := t0.Add(300 * 24 * time.Hour)
+	m := message(general, user(alice, "alice"), at, "read this before the review https://go.dev/doc/effective_go")
+	e.discord.Dispatch("MESSAGE_CREATE", m)
+	waitFor(t, "the new message", func() bool { _, err := e.c.Message(ctx, api.ID(m.ID), 0, 0); return err == nil })
+
+	embeds := []map[string]any{{"type": "link", "url": "https://go.dev/doc/effective_go", "title": "Effective Go",
+		"description": "Tips for writing clear, idiomatic Go code."}}
+	// The unknown one first: once the second is stored, the first was applied.
+	unknown := m.ID + 7777
+	e.discord.Dispatch("MESSAGE_UPDATE", map[string]any{"id": unknown, "channel_id": general, "guild_id": guildID, "embeds": embeds})
+	e.discord.Dispatch("MESSAGE_UPDATE", map[string]any{"id": m.ID, "channel_id": general, "guild_id": guildID, "embeds": embeds})
+	want := m.Content + "\n🔗 Effective Go — Tips for writing clear, idiomatic Go code."
+	waitFor(t, "the preview joined to the text", func() bool {
+		got, err := e.c.Message(ctx, api.ID(m.ID), 0, 0)
+		return err == nil && got.Message.Content == want
+	})
+	if r, err := e.c.Search(ctx, map[string][]string{"q": {"idiomatic"}, "mode": {"lexical"}}); err != nil || len(r.Results) != 1 {
+		t.Errorf("the preview is not found: %+v, %v", r, err)
+	}
+	if _, err := e.c.Message(ctx, api.ID(unknown), 0, 0); err == nil {
+		t.Error("a preview of a message searchd does not have was stored")
+	}
+}

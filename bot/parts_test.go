@@ -8,7 +8,9 @@ import (
 
 // A live message stores its file names, stickers and link previews as an
 // import of the same message does (api.WithParts); a partial update that
-// carries embeds alone adds no lines that would replace the text.
+// carries embeds alone adds no lines that would replace the text, but
+// carries the previews for searchd to add; waiting beside its message in
+// one flush, it joins the message's text.
 func TestUpsertParts(t *testing.T) {
 	m := message(general, user(alice, "alice"), t0, "here is the config")
 	m.Attachments = []discord.Attachment{{Filename: "tsconfig.json"}}
@@ -20,8 +22,18 @@ func TestUpsertParts(t *testing.T) {
 	}
 	unfurl := discord.Message{ID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, Author: m.Author,
 		Embeds: []discord.Embed{{Title: "Effective Go"}}}
-	if u := upsert(&unfurl, nil); !u.Partial || u.Content != "" {
+	u := upsert(&unfurl, nil)
+	if !u.Partial || u.Content != "" || len(u.Embeds) != 1 || u.Embeds[0].Title != "Effective Go" {
 		t.Errorf("partial update: %+v", u)
+	}
+	created := m
+	created.Embeds = nil
+	b := &batcher{maxItems: 100}
+	b.message(upsert(&created, nil))
+	b.message(u)
+	want = "here is the config\n📎 tsconfig.json\n[sticker: Wave]\n🔗 Effective Go"
+	if got := b.pending.Messages; len(got) != 1 || got[0].Content != want || got[0].Partial || got[0].Embeds != nil {
+		t.Errorf("the message and its preview in one flush: %+v, want content %q", got, want)
 	}
 }
 

@@ -67,6 +67,10 @@ type Message struct {
 	// Partial: over a stored message, empty fields keep what is stored
 	// (api.MessageUpsert.Partial).
 	Partial bool
+	// Embeds are link previews added after the message was sent, joined
+	// to its text (api.MessageUpsert.Embeds); Author.ID is 0 when the
+	// update did not say who wrote it.
+	Embeds []api.Embed
 }
 
 // Batch is a set of changes applied in one transaction: what one import
@@ -113,6 +117,9 @@ func (b *Batch) Bound() int {
 		m.Content, cut = api.Clip(m.Content, api.MaxContentBytes)
 		if len(m.Mentions) > api.MaxMentions {
 			m.Mentions, cut = m.Mentions[:api.MaxMentions], true
+		}
+		if len(m.Embeds) > api.MaxEmbeds {
+			m.Embeds, cut = m.Embeds[:api.MaxEmbeds], true
 		}
 		count(clip(cut, &m.Type, &m.Author.Username, &m.Author.GlobalName, &m.Author.Nickname))
 	}

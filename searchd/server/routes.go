@@ -129,12 +129,14 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: id %s appears twice", i, m.ID)
 		case m.ChannelID == 0:
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: channel_id is required", i)
-		case m.Author.ID == 0:
+		case m.Author.ID == 0 && !m.Partial: // Discord's link preview updates name no author
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: author.id is required", i)
 		case m.CreatedAt.IsZero():
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: created_at is required", i)
 		case !utf8.ValidString(m.Content):
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: content is not valid UTF-8", i)
+		case slices.ContainsFunc(m.Embeds, func(e api.Embed) bool { return !utf8.ValidString(e.Title + e.Description) }):
+			return nil, errorf(http.StatusBadRequest, "messages[%d]: an embed is not valid UTF-8", i)
 		case m.Attachments < 0:
 			return nil, errorf(http.StatusBadRequest, "messages[%d]: attachments must not be negative", i)
 		}
@@ -145,6 +147,7 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 		msg := searchd.Message{
 			ID: int64(m.ID), ChannelID: int64(m.ChannelID), CreatedAt: m.CreatedAt.UnixMicro(),
 			Content: m.Content, Type: m.Type, ReplyToID: int64(m.ReplyToID), Attachments: m.Attachments, Partial: m.Partial,
+			Embeds: m.Embeds,
 			Author: searchd.Author{ID: int64(m.Author.ID), Username: m.Author.Username,
 				GlobalName: m.Author.GlobalName, Nickname: m.Author.Nickname, Bot: m.Author.Bot},
 		}

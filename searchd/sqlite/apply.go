@@ -12,6 +12,7 @@ import (
 	"dsearch/searchd"
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
+	"dsearch/shared/api"
 )
 
 // Checkpoint records an export file's progress in the same transaction as
@@ -344,7 +345,10 @@ func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 		m := &msgs[i]
 		if m.Partial {
 			// It carries what changed, not necessarily the author's names
-			// now: it only makes sure the author exists.
+			// now: it only makes sure the author exists (if it names one).
+			if m.Author.ID == 0 {
+				continue
+			}
 			if _, err := a.exec(`INSERT INTO users (id, name, display_name, display_at, is_bot) VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT (id) DO NOTHING`, m.Author.ID, m.Author.Username, m.Author.DisplayName(), m.CreatedAt, m.Author.Bot); err != nil {
 				return fmt.Errorf("user %d: %w", m.Author.ID, err)
@@ -396,9 +400,19 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		}
 	}
 	if m.Partial {
-		if err := a.fillFromStored(m); err != nil {
+		known, err := a.fillFromStored(m)
+		if err != nil {
 			return err
 		}
+		if !known && m.Author.ID == 0 {
+			// A link preview for a message not stored (the bot's own, or
+			// one never synced): there is no text to add it to.
+			res.Unchanged++
+			return nil
+		}
+	}
+	if len(m.Embeds) > 0 {
+		m.Content, _ = api.Clip(api.AddEmbeds(m.Content, m.Embeds), api.MaxContentBytes)
 	}
 	edited, reply := nullID(m.EditedAt), nullID(m.ReplyToID)
 	r, err := a.exec(qInsertMsg, m.ID, m.ChannelID, m.Author.ID, m.CreatedAt, edited, m.Content, m.Type, reply, m.Attachments)
@@ -468,12 +482,12 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 // what it does not carry, so that the update erases nothing: an empty
 // content, type or reply, no attachments, no edit time all mean "not
 // sent". An unknown message (or one stored in another channel, which the
-// caller refuses) is left as it came.
-func (a *applier) fillFromStored(m *searchd.Message) error {
+// caller refuses) is left as it came; known reports whether it was stored.
+func (a *applier) fillFromStored(m *searchd.Message) (known bool, err error) {
 	row, err := a.queryRow(`SELECT channel_id, COALESCE(edited_at, 0), content, type, COALESCE(reply_to_id, 0), attachments
 		FROM messages WHERE id = ?`, m.ID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var s searchd.Message
 	switch err := row.Scan(&s.ChannelID, &s.EditedAt, &s.Content, &s.Type, &s.ReplyToID, &s.Attachments); {
@@ -481,18 +495,18 @@ func (a *applier) fillFromStored(m *searchd.Message) error {
 		if m.Type == "" {
 			m.Type = "Default"
 		}
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return false, err
 	case s.ChannelID != m.ChannelID:
-		return nil
+		return true, nil
 	}
 	m.Content = cmp.Or(m.Content, s.Content)
 	m.EditedAt = cmp.Or(m.EditedAt, s.EditedAt)
 	m.Type = cmp.Or(m.Type, s.Type)
 	m.ReplyToID = cmp.Or(m.ReplyToID, s.ReplyToID)
 	m.Attachments = cmp.Or(m.Attachments, s.Attachments)
-	return nil
+	return true, nil
 }
 
 // touchSegmentOf marks an edited message's segment as changed. It writes

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"dsearch/searchd"
+	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
+	"dsearch/shared/api"
 )
 
 func openTest(t *testing.T) *DB {
@@ -406,5 +409,50 @@ func TestPartialUpdateKeepsWhatItDoesNotCarry(t *testing.T) {
 	}
 	if got, _ := db.Message(ctx, 2); got.Content != edit.Content || got.Type != "Reply" || got.Attachments != 2 {
 		t.Errorf("after a partial edit: %+v", got)
+	}
+}
+
+// A link preview Discord adds after a message was sent (a partial update
+// carrying embeds alone, without an author) joins the stored text, once,
+// and is found by keyword; one for a message not stored stores nothing.
+func TestLinkPreviewJoinsStoredText(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	stored := msg(1, 0, 0)
+	stored.Content = "read this before the review https://go.dev/doc/effective_go\n📎 notes.txt"
+	apply(t, db, stored)
+
+	preview := searchd.Message{ID: 1, ChannelID: 100, CreatedAt: stored.CreatedAt, Partial: true,
+		Embeds: []api.Embed{{Title: "Effective Go", Description: "Tips for writing clear, idiomatic Go code."}}}
+	want := stored.Content + "\n🔗 Effective Go — Tips for writing clear, idiomatic Go code."
+	for i, wantRes := range []searchd.BatchResult{{Updated: 1}, {Unchanged: 1}} {
+		if res := apply(t, db, preview); !reflect.DeepEqual(res, wantRes) {
+			t.Errorf("preview %d: %+v, want %+v", i+1, res, wantRes)
+		}
+		got, err := db.Message(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Content != want || got.AuthorID != stored.Author.ID || got.Type != "Default" {
+			t.Errorf("after preview %d: %+v, want content %q", i+1, got, want)
+		}
+	}
+	hits, err := db.Lexical(ctx, lexical.MatchExpr(lexical.Terms("idiomatic")), Filter{}, 10)
+	if err != nil || len(hits) != 1 || hits[0].MessageID != 1 {
+		t.Errorf("the preview is not found: %+v, %v", hits, err)
+	}
+
+	unknown := preview
+	unknown.ID = 2
+	if res := apply(t, db, unknown); !reflect.DeepEqual(res, searchd.BatchResult{Unchanged: 1}) {
+		t.Errorf("a preview of a message not stored: %+v", res)
+	}
+	if _, err := db.Message(ctx, 2); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a preview of a message not stored was stored: %v", err)
+	}
+	var users int
+	db.db.QueryRow(`SELECT COUNT(*) FROM users WHERE id = 0`).Scan(&users)
+	if users != 0 {
+		t.Error("a preview without an author made a user 0")
 	}
 }

@@ -266,6 +266,13 @@ type MessageUpsert struct {
 	// names do not replace the stored ones. An unknown message is stored
 	// as it comes.
 	Partial bool `json:"partial,omitempty"`
+	// Embeds, on a partial update, are the link previews Discord added
+	// after the message was sent: searchd adds a line for each to the
+	// stored text (AddEmbeds) and keeps the text. Such an update may come
+	// without an author (Discord sends none); it then changes only a
+	// message already stored. A full upsert carries its previews in
+	// Content (WithParts).
+	Embeds []Embed `json:"embeds,omitempty"`
 }
 
 // BatchResult is the response of POST /v1/messages.

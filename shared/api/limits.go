@@ -14,6 +14,7 @@ const (
 	MaxNameBytes    = 400      // guild, channel and user names, kinds and types: Discord allows 100 characters
 	MaxTopicBytes   = 4 << 10  // a channel topic: Discord allows 1,024 characters
 	MaxMentions     = 250      // users one message mentions: beyond them, the rest are dropped
+	MaxEmbeds       = 10       // link previews one update adds: Discord allows 10
 )
 
 // TruncatedMarker ends a text cut to its limit.

@@ -1,6 +1,9 @@
 package api
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Parts are what a message carries besides its text that people look for
 // later: the names of the files they attached, their stickers, and the
@@ -39,20 +42,47 @@ func WithParts(content string, p Parts) string {
 		}
 	}
 	for _, e := range p.Embeds {
-		t, d := oneLine(e.Title), oneLine(e.Description)
-		if t == "" && d == "" || strings.Contains(content, d) && d != "" && t == "" {
-			continue
+		if line := embedLine(content, e); line != "" {
+			lines = append(lines, line)
 		}
-		line := t
-		if d != "" && t != "" {
-			line += " — " + d
-		} else if d != "" {
-			line = d
-		}
-		line, _ = Clip(line, MaxEmbedBytes)
-		lines = append(lines, "🔗 "+line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// AddEmbeds returns stored, a message's text as WithParts made it,
+// with a line for each link preview it does not show yet: what Discord
+// adds after a message was sent (a MESSAGE_UPDATE carrying only embeds)
+// joins the text without replacing it. The caller bounds the whole.
+func AddEmbeds(stored string, embeds []Embed) string {
+	for _, e := range embeds {
+		line := embedLine(stored, e)
+		if line == "" || slices.Contains(strings.Split(stored, "\n"), line) {
+			continue
+		}
+		if strings.TrimSpace(stored) == "" {
+			stored = line
+		} else {
+			stored += "\n" + line
+		}
+	}
+	return stored
+}
+
+// embedLine is the line of a link preview ("🔗 title — description"), or
+// "" when it has no text or only repeats the message's own.
+func embedLine(content string, e Embed) string {
+	t, d := oneLine(e.Title), oneLine(e.Description)
+	if t == "" && d == "" || strings.Contains(content, d) && d != "" && t == "" {
+		return ""
+	}
+	line := t
+	if d != "" && t != "" {
+		line += " — " + d
+	} else if d != "" {
+		line = d
+	}
+	line, _ = Clip(line, MaxEmbedBytes)
+	return "🔗 " + line
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
