@@ -4,6 +4,6 @@
 -- searchd/sqlite's spokenTypes (segment.IsSystem's complement). The text
 -- epoch makes a running daemon's in-memory keyword index load again.
 DELETE FROM messages_fts WHERE rowid IN (SELECT id FROM messages
-	WHERE type NOT IN ('Default', 'Reply', 'ChatInputCommand', 'ContextMenuCommand'));
+	WHERE type NOT IN ('Default', 'Reply', 'ChatInputCommand', 'ContextMenuCommand', '20', '23'));
 
 UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('text_epoch', 'index_version');

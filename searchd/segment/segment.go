@@ -48,12 +48,13 @@ func (r Rules) Replies(at, parentAt int64) bool {
 // IsSystem reports whether a message type is Discord's own notice (a
 // join, a call, a pin, a thread start, a rename) rather than something
 // said. A slash command's or a context menu command's reply
-// (ChatInputCommand, ContextMenuCommand) is said: a bot answering a
-// person, often with real content (a /faq answer, a looked-up link).
-// sqlite's spoken condition lists the same types.
+// (ChatInputCommand, ContextMenuCommand; "20" and "23" in
+// DiscordChatExporter's exports, which name only the types it knows) is
+// said: a bot answering a person, often with real content (a /faq answer,
+// a looked-up link). sqlite's spokenTypes lists the same types.
 func IsSystem(msgType string) bool {
 	switch msgType {
-	case "", "Default", "Reply", "ChatInputCommand", "ContextMenuCommand":
+	case "", "Default", "Reply", "ChatInputCommand", "ContextMenuCommand", "20", "23":
 		return false
 	}
 	return true

@@ -27,7 +27,11 @@ func noticesChannel() []searchd.Message {
 	menu := msg(5, 5*time.Hour+time.Minute, 0)
 	menu.Type, menu.Content = "ContextMenuCommand", "translated: the boiler call moves to Saturday"
 	menu.Author = command.Author
-	return []searchd.Message{talk, call, join, command, menu}
+	// DiscordChatExporter names a slash command's reply by its number.
+	exported := msg(6, 6*time.Hour, 0)
+	exported.Type, exported.Content = "20", "poll closed: the call wins"
+	exported.Author = command.Author
+	return []searchd.Message{talk, call, join, command, menu, exported}
 }
 
 // Discord's notices are kept as history (stored, in a segment that
@@ -51,7 +55,7 @@ func TestNoticesAreHistoryNotTalk(t *testing.T) {
 func checkNotices(t *testing.T, db *DB) {
 	t.Helper()
 	ctx := context.Background()
-	spokenIDs := []int64{1, 4, 5}
+	spokenIDs := []int64{1, 4, 5, 6}
 
 	hits, err := db.Lexical(ctx, lexical.MatchExpr(lexical.Terms("call")), Filter{}, 10)
 	if err != nil {

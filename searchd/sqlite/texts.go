@@ -12,7 +12,7 @@ import (
 // (joins, calls, pins, thread starts, renames) stay stored and shown as
 // history, but are kept out of the keyword index, embedding text and
 // catch-up, and never make a search hit.
-const spokenTypes = `('Default', 'Reply', 'ChatInputCommand', 'ContextMenuCommand')`
+const spokenTypes = `('Default', 'Reply', 'ChatInputCommand', 'ContextMenuCommand', '20', '23')`
 
 // TextState is where the stored text stands, for the in-memory keyword
 // index: the last text_changes entry, the import epoch, the index version.
