@@ -9,6 +9,7 @@ import (
 
 	"dsearch/searchd/index"
 	"dsearch/searchd/lexical"
+	"dsearch/searchd/sqlite"
 )
 
 // Knowing when nothing matches. A cosine says nothing by itself: e5's are
@@ -94,7 +95,7 @@ func (q *query) contentTerms() []lexical.Term {
 	}
 	q.content = []lexical.Term{}
 	for _, t := range lexical.Terms(q.text + " " + strings.Join(q.Keywords, " ")) {
-		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 {
+		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
 			q.content = append(q.content, t)
 		}
 	}
@@ -207,9 +208,33 @@ func init() {
 	}
 }
 
+// koreanQuestionWords begin the Korean words that ask rather than say
+// what a question is about (언제였지, 누가, 뭐야, 어디서), as the English
+// stop words hold when, who, what, where.
+var koreanQuestionWords = []string{"언제", "누가", "누구", "무엇", "뭐", "어디", "어떻게", "어떤", "어느", "왜", "몇", "얼마"}
+
+func koreanQuestionWord(w string) bool {
+	return slices.ContainsFunc(koreanQuestionWords, func(p string) bool { return strings.HasPrefix(w, p) })
+}
+
 // Stopword says whether w (lower-case) is an English word that says
 // nothing of a question's topic.
 func Stopword(w string) bool { return stopwords[w] }
+
+// reference is what a result's similarity is compared with, when it is
+// not what the scan saw: the conversations of the channels searched,
+// without the keywords, authors and times that narrow the search (a
+// question naming a person or a date searches a few conversations; its
+// answer stands out from all of those channels'). Channels only: the
+// caller's channels are the ones it may read.
+func (q *query) reference(ctx context.Context) (map[int64]bool, bool, error) {
+	f := q.Filter
+	if len(f.Authors) == 0 && f.Since == 0 && f.Until == 0 {
+		return q.searched, q.narrowed, nil
+	}
+	ref, err := q.svc.segmentsMatching(ctx, q.version, "", sqlite.Filter{Channels: f.Channels})
+	return ref, true, err
+}
 
 // spreadOver is the query's similarity spread over the segments allow
 // admits (nil: all), for when the scan's own was over fewer (a keyword

@@ -142,12 +142,12 @@ func TestSupport(t *testing.T) {
 		// Search takes known names out of the query before; here alice is a word.
 		{"when did alice say she was moving?", []string{"I'm moving next month"}, 0.5},
 		{"kubernetes helm chart", []string{"the boiler broke"}, 0},
-		{"민수가 이사 간다고 한 게 언제였지?", []string{"다음 달에 이사를 가요", "간다니까"}, 0.5}, // 이사, 간다; not 민수, 언제
+		{"민수가 이사 간다고 한 게 언제였지?", []string{"다음 달에 이사를 가요", "간다니까"}, 2.0 / 3}, // 이사, 간다 of 민수가, 이사, 간다고 (언제였지 asks)
 		{"what did they say?", []string{"anything"}, 1},
 	} {
 		var terms []lexical.Term
 		for _, t := range lexical.Terms(c.query) {
-			if n := len([]rune(t.Text)); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 {
+			if n := len([]rune(t.Text)); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
 				terms = append(terms, t)
 			}
 		}

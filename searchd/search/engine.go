@@ -239,8 +239,10 @@ func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result
 			}
 		}
 	}
-	if q.narrowed {
-		spread = q.spreadOver(q.searched)
+	if ref, other, err := q.reference(ctx); err != nil {
+		return nil, err
+	} else if other {
+		spread = q.spreadOver(ref)
 	}
 	q.spread = spread
 	var out []Result
