@@ -368,9 +368,9 @@ type Confidence struct {
 	// closest thing found).
 	Level string `json:"level"`
 	// Standout: how many standard deviations the result's similarity
-	// stands above the mean of the query's similarity to every
-	// conversation searched (0: not judged so, in lexical mode or over
-	// too few conversations).
+	// stands above where the best of the conversations searched falls by
+	// chance (0: not judged so, in lexical mode, for a query the model
+	// cannot read, or over too few conversations).
 	Standout float64 `json:"standout"`
 	// Support: the share of the query's content words found in the
 	// result's messages, 0 to 1.
