@@ -15,6 +15,7 @@ import (
 	"dsearch/searchd/index"
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
 	"dsearch/searchd/sqlite/sqlitetest"
 )
 
@@ -61,12 +62,9 @@ func (wordsEmbedder) embed(text string) []float32 {
 	return v
 }
 
-// A question about nothing in the chat still gets results at a cosine
-// an absolute floor would take (over 0.75 here), but none stands out
-// from the rest: the response says nothing clearly matched, and marks
-// each result as low confidence. A question the chat answers gets a
-// confident first result.
-func TestNothingMatches(t *testing.T) {
+// nothingMatchesService is twelve conversations of one topic each, five
+// hours apart, embedded by their words.
+func nothingMatchesService(t *testing.T) *Service {
 	ctx := context.Background()
 	topics := []string{
 		"the boiler broke and the plumber comes tomorrow to fix the heating",
@@ -98,7 +96,17 @@ func TestNothingMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{DB: db, Matrix: matrix, Embedder: wordsEmbedder{}, Config: DefaultConfig()}
+	return &Service{DB: db, Matrix: matrix, Embedder: wordsEmbedder{}, Config: DefaultConfig()}
+}
+
+// A question about nothing in the chat still gets results at a cosine
+// an absolute floor would take (over 0.75 here), but none stands out
+// from the rest: the response says nothing clearly matched, and marks
+// each result as low confidence. A question the chat answers gets a
+// confident first result.
+func TestNothingMatches(t *testing.T) {
+	ctx := context.Background()
+	s := nothingMatchesService(t)
 	for _, mode := range []Mode{Pipeline, Semantic, Hybrid} {
 		for q, want := range map[string]bool{
 			"when is the plumber coming to fix the boiler?": true,
@@ -130,6 +138,22 @@ func TestNothingMatches(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A search narrowed to a few conversations (a time, a person) judges
+// its results against all of its channels' conversations: the few it
+// searched are too few to stand out from (standout 0: the words alone).
+func TestNarrowedSearchStandsOutOverItsChannels(t *testing.T) {
+	ctx := context.Background()
+	s := nothingMatchesService(t)
+	f := sqlite.Filter{Since: t0.Add(40 * time.Hour).UnixMicro(), Until: t0.Add(56 * time.Hour).UnixMicro()}
+	resp, err := s.Search(ctx, Request{Query: "booked flights to japan", Filter: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 0 || len(resp.Results) > 4 || resp.Results[0].Confidence.Standout == 0 {
+		t.Fatalf("%d results, first %+v: want the few searched, judged by their standout", len(resp.Results), resp.Results[0].Confidence)
 	}
 }
 
