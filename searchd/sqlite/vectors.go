@@ -280,8 +280,10 @@ type MessageVector struct {
 func (db *DB) SaveMessageVectors(ctx context.Context, vs []MessageVector) (int, error) {
 	var saved int
 	err := db.writeBulk(ctx, func(tx *sql.Tx) error {
+		// The text compared is the one PendingMessages hands out: a
+		// notice's is empty, so its (empty) vector row is stored too.
 		st, err := tx.PrepareContext(ctx, `INSERT INTO message_vectors (message_id, vector)
-			SELECT id, ? FROM messages WHERE id = ? AND content = ?
+			SELECT id, ? FROM messages m WHERE id = ? AND (CASE WHEN `+spoken+` THEN m.content ELSE '' END) = ?
 			ON CONFLICT (message_id) DO UPDATE SET vector = excluded.vector`)
 		if err != nil {
 			return err
