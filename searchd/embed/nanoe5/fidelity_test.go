@@ -249,7 +249,7 @@ func TestInt8NearReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	all := append(append(every(texts(t, "ko-sts-dev"), 40), every(texts(t, "korean-dev"), 20)...), every(texts(t, "locomo-dev"), 60)...)
+	all := append(append(every(texts(t, "ko-sts-dev"), 20), every(texts(t, "korean-dev"), 10)...), every(texts(t, "locomo-dev"), 30)...)
 	got, err := m.EmbedPassages(context.Background(), all)
 	if err != nil {
 		t.Fatal(err)
