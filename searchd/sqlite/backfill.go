@@ -47,22 +47,13 @@ func (db *DB) MessageIDs(ctx context.Context, channel, from, to int64, limit int
 	// A snowflake holds its creation time: the time range (with a margin
 	// for clocks) keeps the search inside the channel's index.
 	at := func(id int64, margin int64) int64 { return ((id>>22)+discordEpochMillis)*1000 + margin }
-	rows, err := db.db.QueryContext(ctx, `SELECT id FROM messages WHERE channel_id = ? AND created_at BETWEEN ? AND ?
+	ids, err := queryIDs(ctx, db.db, `SELECT id FROM messages WHERE channel_id = ? AND created_at BETWEEN ? AND ?
 		AND id BETWEEN ? AND ? ORDER BY id LIMIT ?`,
 		channel, at(from, -timeMarginMicros), at(to, timeMarginMicros), from, to, limit)
-	if err != nil {
-		return nil, err
+	if ids == nil && err == nil {
+		ids = []int64{} // a JSON array, never null, for the API
 	}
-	defer rows.Close()
-	ids := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return ids, err
 }
 
 const (
@@ -78,18 +69,5 @@ func (db *DB) ChannelsOf(ctx context.Context, guild, parent int64) ([]int64, err
 	if parent != 0 {
 		q, arg = `SELECT id FROM channels WHERE parent_id = ? AND kind LIKE '%Thread'`, parent
 	}
-	rows, err := db.db.QueryContext(ctx, q, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryIDs(ctx, db.db, q, arg)
 }

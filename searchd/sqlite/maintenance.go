@@ -92,21 +92,8 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 		q += ` AND m.created_at < ?`
 		args = append(args, f.Before)
 	}
-	rows, err := db.db.QueryContext(ctx, q, args...)
+	ids, err := queryIDs(ctx, db.db, q, args...)
 	if err != nil {
-		return 0, err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	deleted := 0

@@ -128,20 +128,7 @@ func (db *DB) SegmentIDs(ctx context.Context, channel int64) ([]int64, error) {
 	if channel != 0 {
 		q, args = `SELECT id FROM segments WHERE channel_id = ? ORDER BY start_at, id`, []any{channel}
 	}
-	rows, err := db.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryIDs(ctx, db.db, q, args...)
 }
 
 // SegmentsOf maps each given message to its segment.
@@ -234,4 +221,24 @@ func (db *DB) Channels(ctx context.Context) ([]ChannelName, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// queryIDs runs a query of one integer column and returns its values.
+func queryIDs(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
