@@ -23,6 +23,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"dsearch/searchd/answer"
+	"dsearch/searchd/embed"
 	"dsearch/searchd/index"
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
@@ -125,35 +126,16 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		return err
 	}
 	defer done()
-	sc, err := cfg.SearchConfig()
+	svc, err := evalService(ctx, cfg, db)
 	if err != nil {
 		return err
 	}
-	kw := &index.Keywords{DB: db}
-	if err := kw.Load(ctx); err != nil {
-		return err
-	}
-	svc := &search.Service{DB: db, Config: sc, Keywords: kw}
-	needModel := slices.ContainsFunc(modes, func(md search.Mode) bool { return md != search.Lexical })
-	if needModel {
-		log, err := cfg.Logger(m.Stderr)
-		if err != nil {
-			return err
-		}
-		model, err := cfg.LoadModelFor(ctx, db)
+	if slices.ContainsFunc(modes, func(md search.Mode) bool { return md != search.Lexical }) {
+		model, err := m.embedForEval(ctx, cfg, db, svc, false)
 		if err != nil {
 			return err
 		}
 		defer model.Close()
-		start := time.Now()
-		job := &index.Job{DB: db, Embedder: model, Log: log}
-		if err := job.RunOnce(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(m.Stderr, "embedded with %s on %s in %s\n", model.Name(), model.Backend(), time.Since(start).Round(time.Millisecond))
-		if svc.Matrix, err = index.LoadMatrix(ctx, db, model.Dim()); err != nil {
-			return err
-		}
 		svc.Embedder = model
 	}
 	var dumpw *bufio.Writer
@@ -523,4 +505,42 @@ func printScores(w io.Writer, md search.Mode, s *evalScores) {
 		fmt.Fprintf(tw, "%.3f\t\n", s.rr[c]/n)
 	}
 	tw.Flush()
+}
+
+// evalService is a search service over an evaluation's scratch database,
+// with its keyword index loaded.
+func evalService(ctx context.Context, cfg *Config, db *sqlite.DB) (*search.Service, error) {
+	sc, err := cfg.SearchConfig()
+	if err != nil {
+		return nil, err
+	}
+	kw := &index.Keywords{DB: db}
+	if err := kw.Load(ctx); err != nil {
+		return nil, err
+	}
+	return &search.Service{DB: db, Config: sc, Keywords: kw}, nil
+}
+
+// embedForEval loads the model, embeds the scratch database (conversations
+// only with segmentsOnly) and gives svc its matrix; the caller closes the model.
+func (m *Main) embedForEval(ctx context.Context, cfg *Config, db *sqlite.DB, svc *search.Service, segmentsOnly bool) (*embed.Model, error) {
+	log, err := cfg.Logger(m.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	model, err := cfg.LoadModelFor(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := (&index.Job{DB: db, Embedder: model, Log: log, SegmentsOnly: segmentsOnly}).RunOnce(ctx); err != nil {
+		model.Close()
+		return nil, err
+	}
+	fmt.Fprintf(m.Stderr, "embedded with %s on %s in %s\n", model.Name(), model.Backend(), time.Since(start).Round(time.Millisecond))
+	if svc.Matrix, err = index.LoadMatrix(ctx, db, model.Dim()); err != nil {
+		model.Close()
+		return nil, err
+	}
+	return model, nil
 }

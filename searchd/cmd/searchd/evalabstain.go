@@ -14,11 +14,9 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"dsearch/searchd/answer"
 	"dsearch/searchd/embed"
-	"dsearch/searchd/index"
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
@@ -75,35 +73,18 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 		return err
 	}
 	defer done()
-	sc, err := cfg.SearchConfig()
+	svc, err := evalService(ctx, cfg, db)
 	if err != nil {
 		return err
 	}
-	kw := &index.Keywords{DB: db}
-	if err := kw.Load(ctx); err != nil {
-		return err
-	}
-	svc := &search.Service{DB: db, Config: sc, Keywords: kw}
-	log, err := cfg.Logger(m.Stderr)
-	if err != nil {
-		return err
-	}
-	model, err := cfg.LoadModelFor(ctx, db)
+	model, err := m.embedForEval(ctx, cfg, db, svc, segmentsOnly)
 	if err != nil {
 		return err
 	}
 	defer model.Close()
-	start := time.Now()
-	if err := (&index.Job{DB: db, Embedder: model, Log: log, SegmentsOnly: segmentsOnly}).RunOnce(ctx); err != nil {
-		return err
-	}
 	if segmentsOnly {
 		// Nor on the fly: messages rank without vectors.
 		svc.Busy = func() bool { return true }
-	}
-	fmt.Fprintf(m.Stderr, "embedded with %s on %s in %s\n", model.Name(), model.Backend(), time.Since(start).Round(time.Millisecond))
-	if svc.Matrix, err = index.LoadMatrix(ctx, db, model.Dim()); err != nil {
-		return err
 	}
 	// Each question is asked up to six times (three kinds, two ways):
 	// embedded once.
