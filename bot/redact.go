@@ -1,9 +1,10 @@
 package bot
 
 import (
-	"context"
 	"log/slog"
 	"regexp"
+
+	"dsearch/shared/redactlog"
 )
 
 // Discord's errors can carry secrets: arikawa's failed requests quote
@@ -28,49 +29,8 @@ func Redact(s string) string {
 // RedactingHandler wraps h so that the errors and strings of every record
 // are redacted.
 func RedactingHandler(h slog.Handler) slog.Handler {
-	if _, ok := h.(redacting); ok {
+	if _, ok := h.(redactlog.Handler); ok {
 		return h
 	}
-	return redacting{h}
-}
-
-type redacting struct{ slog.Handler }
-
-func (h redacting) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, Redact(r.Message), r.PC)
-	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a))
-		return true
-	})
-	return h.Handler.Handle(ctx, out)
-}
-
-func (h redacting) WithAttrs(as []slog.Attr) slog.Handler {
-	out := make([]slog.Attr, len(as))
-	for i, a := range as {
-		out[i] = redactAttr(a)
-	}
-	return redacting{h.Handler.WithAttrs(out)}
-}
-
-func (h redacting) WithGroup(name string) slog.Handler { return redacting{h.Handler.WithGroup(name)} }
-
-func redactAttr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	switch v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, Redact(v.String()))
-	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, Redact(err.Error()))
-		}
-	case slog.KindGroup:
-		g := v.Group()
-		out := make([]any, len(g))
-		for i, ga := range g {
-			out[i] = redactAttr(ga)
-		}
-		return slog.Group(a.Key, out...)
-	}
-	return a
+	return redactlog.Handler{Handler: h, Redact: Redact, Strings: true}
 }

@@ -7,56 +7,15 @@
 package privlog
 
 import (
-	"context"
 	"log/slog"
 	"regexp"
+
+	"dsearch/shared/redactlog"
 )
 
 // New wraps h so that records above debug level carry errors redacted.
-func New(h slog.Handler) slog.Handler { return handler{h} }
-
-type handler struct{ slog.Handler }
-
-func (h handler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level <= slog.LevelDebug {
-		return h.Handler.Handle(ctx, r)
-	}
-	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
-	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a))
-		return true
-	})
-	return h.Handler.Handle(ctx, out)
-}
-
-// WithAttrs redacts at every level: the handler cannot tell which
-// records the attributes will join.
-func (h handler) WithAttrs(as []slog.Attr) slog.Handler {
-	out := make([]slog.Attr, len(as))
-	for i, a := range as {
-		out[i] = redactAttr(a)
-	}
-	return handler{h.Handler.WithAttrs(out)}
-}
-
-func (h handler) WithGroup(name string) slog.Handler { return handler{h.Handler.WithGroup(name)} }
-
-func redactAttr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	switch v.Kind() {
-	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, Redact(err.Error()))
-		}
-	case slog.KindGroup:
-		g := v.Group()
-		out := make([]any, len(g))
-		for i, ga := range g {
-			out[i] = redactAttr(ga)
-		}
-		return slog.Group(a.Key, out...)
-	}
-	return a
+func New(h slog.Handler) slog.Handler {
+	return redactlog.Handler{Handler: h, Redact: Redact, PassDebug: true}
 }
 
 // quoted matches a double-quoted part as Go's %q and SQLite write them,
