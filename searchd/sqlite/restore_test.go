@@ -29,51 +29,13 @@ func many(id int64, n int) []searchd.Message {
 // backup over dsearch.db would let SQLite replay that WAL onto the copy;
 // Restore moves the old file aside with its WAL and checks the result.
 func TestRestoreAfterCrash(t *testing.T) {
-	ctx := context.Background()
-	data := filepath.Join(t.TempDir(), "data")
-	db, err := Open(ctx, data)
+	data, backup := crashedData(t)
+	kept, err := Restore(context.Background(), data, backup, segment.DefaultRules)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, db, many(1, 2)...)
-	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
-	// Later writes sit in the WAL; "crash" by saving the WAL and its
-	// index as a killed process leaves them, then putting them back
-	// after the clean close has checkpointed and removed them.
-	apply(t, db, many(100, 300)...)
-	path := filepath.Join(data, FileName)
-	saved := map[string][]byte{}
-	for _, s := range []string{"-wal", "-shm"} {
-		b, err := os.ReadFile(path + s)
-		if err != nil || len(b) == 0 {
-			t.Fatalf("no %s to leave behind: %v", s, err)
-		}
-		saved[s] = b
-	}
-	db.Close()
-	for s, b := range saved {
-		if err := os.WriteFile(path+s, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	kept, err := Restore(ctx, data, backup, segment.DefaultRules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restored.Close()
-	if res, err := restored.QuickCheck(ctx); err != nil || res != "ok" {
-		t.Fatalf("restored database: %s %v", res, err)
-	}
-	if st, err := restored.Stats(ctx); err != nil || st.Messages != 2 {
-		t.Errorf("restored: %d messages, %v; want the backup's 2", st.Messages, err)
+	if n := storedMessages(t, data); n != 2 {
+		t.Errorf("restored: %d messages; want the backup's 2", n)
 	}
 	// The old database is kept, with its own WAL: it opens whole.
 	if kept == "" {
@@ -82,44 +44,19 @@ func TestRestoreAfterCrash(t *testing.T) {
 	if _, err := os.Stat(kept + "-wal"); err != nil {
 		t.Errorf("the old WAL did not move with its database: %v", err)
 	}
-	oldDir := filepath.Join(t.TempDir(), "old")
-	os.Mkdir(oldDir, 0o700)
-	for _, s := range []string{"", "-wal", "-shm"} {
-		b, _ := os.ReadFile(kept + s)
-		os.WriteFile(filepath.Join(oldDir, FileName+s), b, 0o600)
-	}
-	old, err := Open(ctx, oldDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	if st, err := old.Stats(ctx); err != nil || st.Messages != 302 {
-		t.Errorf("kept database: %d messages, %v; want 302", st.Messages, err)
+	if n := messagesIn(t, kept); n != 302 {
+		t.Errorf("kept database: %d messages; want 302", n)
 	}
 }
 
 func TestRestoreRefusals(t *testing.T) {
 	ctx := context.Background()
-	data := filepath.Join(t.TempDir(), "data")
-	db, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply(t, db, many(1, 3)...)
-	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
+	data, backup, db := backedUp(t, many(1, 3)...)
 	db.Close()
 	unchanged := func(what string) {
 		t.Helper()
-		db, err := Open(ctx, data)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		defer db.Close()
-		if st, _ := db.Stats(ctx); st.Messages != 3 {
-			t.Errorf("%s changed the database: %+v", what, st)
+		if n := storedMessages(t, data); n != 3 {
+			t.Errorf("%s changed the database: %d messages", what, n)
 		}
 		if left, _ := filepath.Glob(filepath.Join(data, FileName+".*")); len(left) > 0 {
 			t.Errorf("%s left %v", what, left)
@@ -202,16 +139,7 @@ func TestOpenRefusesOpenDataDir(t *testing.T) {
 // Two restores in a row keep both earlier databases.
 func TestRestoreTwiceKeepsBoth(t *testing.T) {
 	ctx := context.Background()
-	data := filepath.Join(t.TempDir(), "data")
-	db, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply(t, db, many(1, 2)...)
-	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
+	data, backup, db := backedUp(t, many(1, 2)...)
 	db.Close()
 	first, err := Restore(ctx, data, backup, segment.DefaultRules)
 	if err != nil {
@@ -231,30 +159,70 @@ func TestRestoreTwiceKeepsBoth(t *testing.T) {
 // its first 2 messages.
 func crashedData(t *testing.T) (data, backup string) {
 	t.Helper()
+	data, backup, db := backedUp(t, many(1, 2)...)
+	apply(t, db, many(100, 300)...)
+	killed(t, db, data)
+	return data, backup
+}
+
+// backedUp makes a data directory holding msgs and a backup of it, and
+// returns the database still open.
+func backedUp(t *testing.T, msgs ...searchd.Message) (data, backup string, db *DB) {
+	t.Helper()
 	ctx := context.Background()
 	data = filepath.Join(t.TempDir(), "data")
 	db, err := Open(ctx, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, db, many(1, 2)...)
+	apply(t, db, msgs...)
 	backup = filepath.Join(t.TempDir(), "backup.db")
 	if err := db.Backup(ctx, backup); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, db, many(100, 300)...)
+	return data, backup, db
+}
+
+// killed leaves data as a killed searchd would: recent writes only in
+// the WAL. It saves the WAL and its index, closes the database (which
+// checkpoints and removes them) and puts them back.
+func killed(t *testing.T, db *DB, data string) {
+	t.Helper()
 	path := filepath.Join(data, FileName)
 	saved := map[string][]byte{}
 	for _, s := range []string{"-wal", "-shm"} {
-		if saved[s], err = os.ReadFile(path + s); err != nil {
-			t.Fatal(err)
+		b, err := os.ReadFile(path + s)
+		if err != nil || len(b) == 0 {
+			t.Fatalf("no %s to leave behind: %v", s, err)
 		}
+		saved[s] = b
 	}
 	db.Close()
 	for s, b := range saved {
-		os.WriteFile(path+s, b, 0o600)
+		if err := os.WriteFile(path+s, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return data, backup
+}
+
+// storedMessages opens the database in data (as the next command would),
+// checks it is sound and counts its messages.
+func storedMessages(t *testing.T, data string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
+		t.Fatalf("%s: %s %v", data, res, err)
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Messages
 }
 
 // messagesIn opens a copy of a database file with its WAL files (as a
@@ -268,19 +236,7 @@ func messagesIn(t *testing.T, path string) int64 {
 			os.WriteFile(filepath.Join(dir, FileName+s), b, 0o600)
 		}
 	}
-	db, err := Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if res, err := db.QuickCheck(context.Background()); err != nil || res != "ok" {
-		t.Fatalf("%s: %s %v", path, res, err)
-	}
-	st, err := db.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Messages
+	return storedMessages(t, dir)
 }
 
 // A restore killed at any step is completed by the next command that
@@ -308,18 +264,12 @@ func TestRestoreCutShortAtEveryStep(t *testing.T) {
 			if !crashed {
 				t.Fatalf("the restore never reached %q", at)
 			}
-			db, err := Open(ctx, data) // the next command
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := db.Stats(ctx)
-			db.Close()
 			want := int64(2) // restored
 			if at == "copied" {
 				want = 302 // nothing was touched yet
 			}
-			if err != nil || st.Messages != want {
-				t.Fatalf("after a restore killed at %q: %d messages (%v), want %d", at, st.Messages, err, want)
+			if n := storedMessages(t, data); n != want { // the next command
+				t.Fatalf("after a restore killed at %q: %d messages, want %d", at, n, want)
 			}
 			if exists(filepath.Join(data, journalName)) {
 				t.Error("the journal is still there")
@@ -380,13 +330,8 @@ func TestOpenNeverCreatesADatabaseMidRestore(t *testing.T) {
 	}
 	lock.Release()
 	// The restore's process died: the next Open completes it.
-	db, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if st, _ := db.Stats(ctx); st.Messages != 2 {
-		t.Errorf("after completing the restore: %+v", st)
+	if n := storedMessages(t, data); n != 2 {
+		t.Errorf("after completing the restore: %d messages", n)
 	}
 }
 
@@ -409,13 +354,8 @@ func TestRestoreKeepsAnOrphanWAL(t *testing.T) {
 	if got, err := os.ReadFile(kept + "-wal"); err != nil || string(got) != string(wal) {
 		t.Errorf("the orphan WAL was not kept at %s-wal: %v", kept, err)
 	}
-	db, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if st, _ := db.Stats(ctx); st.Messages != 2 {
-		t.Errorf("restored: %+v", st)
+	if n := storedMessages(t, data); n != 2 {
+		t.Errorf("restored: %d messages", n)
 	}
 }
 
@@ -424,21 +364,12 @@ func TestRestoreKeepsAnOrphanWAL(t *testing.T) {
 // database it replaces into the restored one and applies them.
 func TestRestoreKeepsForgets(t *testing.T) {
 	ctx := context.Background()
-	data := filepath.Join(t.TempDir(), "data")
-	db, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const member = 9
 	mine := msg(2, time.Minute, 0)
 	mine.Author = searchd.Author{ID: member, Username: "optsout", Nickname: "숨김"}
 	elsewhere := msg(5, 4*time.Minute, 0)
 	elsewhere.ChannelID = 200
-	apply(t, db, msg(1, 0, 0), mine, msg(3, 2*time.Minute, 0), msg(4, 3*time.Minute, 0), elsewhere)
-	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
+	data, backup, db := backedUp(t, msg(1, 0, 0), mine, msg(3, 2*time.Minute, 0), msg(4, 3*time.Minute, 0), elsewhere)
 	if _, err := db.OptOut(ctx, member, segment.DefaultRules); err != nil {
 		t.Fatal(err)
 	}
@@ -448,16 +379,7 @@ func TestRestoreKeepsForgets(t *testing.T) {
 	if _, err := db.Forget(ctx, ForgetFilter{Channel: 200}, segment.DefaultRules); err != nil {
 		t.Fatal(err)
 	}
-	// Killed, as in TestRestoreAfterCrash: the forgets are in the WAL only.
-	path := filepath.Join(data, FileName)
-	saved := map[string][]byte{}
-	for _, s := range []string{"-wal", "-shm"} {
-		saved[s], _ = os.ReadFile(path + s)
-	}
-	db.Close()
-	for s, b := range saved {
-		os.WriteFile(path+s, b, 0o600)
-	}
+	killed(t, db, data) // the forgets are in the WAL only
 
 	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
 		t.Fatal(err)
@@ -503,16 +425,7 @@ func TestRestoreKeepsForgets(t *testing.T) {
 // would lose them without a word. Moving it away first is the way on.
 func TestRestoreRefusesUnreadableCurrent(t *testing.T) {
 	ctx := context.Background()
-	data := filepath.Join(t.TempDir(), "data")
-	db, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply(t, db, many(1, 2)...)
-	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
+	data, backup, db := backedUp(t, many(1, 2)...)
 	db.Close()
 	path := filepath.Join(data, FileName)
 	removeWAL(path)
