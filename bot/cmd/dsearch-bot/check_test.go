@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,24 +17,8 @@ import (
 // look-alike behind a socket in a directory others may enter gets no
 // request (the bot would otherwise send it every message).
 func TestCheckRefusesUntrustedSearchd(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dbc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked atomic.Int32
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		w.Write([]byte(`{"ok":true,"version":"fake","schema_version":1}`))
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-
+	dir, sock := fakeSearchd(t, &asked)
 	os.Chmod(dir, 0o755)
 	var out bytes.Buffer
 	if err := run([]string{"--check", "--socket", sock}, &out); err == nil || !strings.Contains(err.Error(), "refusing to talk to searchd") {
@@ -47,7 +29,7 @@ func TestCheckRefusesUntrustedSearchd(t *testing.T) {
 	}
 	os.Chmod(dir, 0o700)
 	out.Reset()
-	if err := run([]string{"--check", "--socket", sock}, &out); err != nil || !strings.Contains(out.String(), "searchd fake is up") {
+	if err := run([]string{"--check", "--socket", sock}, &out); err != nil || !strings.Contains(out.String(), "searchd test is up") {
 		t.Errorf("--check on our own daemon: %v, %s", err, &out)
 	}
 }
@@ -55,21 +37,7 @@ func TestCheckRefusesUntrustedSearchd(t *testing.T) {
 // --check counts the batches waiting in the spool, not whatever else
 // ends in .json there (a person's notes, a copy).
 func TestCheckCountsOnlyBatches(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dbc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"ok":true,"version":"fake","schema_version":1}`))
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	dir, sock := fakeSearchd(t, nil)
 	spoolDir := filepath.Join(dir, "spool")
 	os.MkdirAll(spoolDir, 0o700)
 	for _, name := range []string{"00000000000000000007.json", "notes.json", "backup-00000000000000000001.json"} {
@@ -88,22 +56,7 @@ func TestCheckCountsOnlyBatches(t *testing.T) {
 // close fails it; channels left incomplete and spool failures are listed
 // (issues 24.2, 24.3, 24.8).
 func TestCheckReportsBotStatus(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dbc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o700)
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"ok":true,"version":"fake","schema_version":1}`))
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	dir, sock := fakeSearchd(t, nil)
 	spoolDir := filepath.Join(dir, "spool")
 	os.MkdirAll(spoolDir, 0o700)
 	write := func(st api.BotStatus) {

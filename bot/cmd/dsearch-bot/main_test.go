@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"dsearch/shared/api"
@@ -80,15 +81,17 @@ func TestTokenFile(t *testing.T) {
 }
 
 // fakeSearchd answers healthz and takes batches, refusing those that
-// delete message 2 as bad.
-func fakeSearchd(t *testing.T) string {
+// delete message 2 as bad. Its socket is in a new 0700 directory with a
+// short name (the socket path limit); asked, when not nil, counts requests.
+func fakeSearchd(t *testing.T, asked *atomic.Int32) (dir, sock string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "dsb")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s.sock")
+	os.Chmod(dir, 0o700)
+	sock = filepath.Join(dir, "s.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -107,16 +110,21 @@ func fakeSearchd(t *testing.T) string {
 		}
 		json.NewEncoder(w).Encode(api.BatchResult{Deleted: len(b.Deletes)})
 	})
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked != nil {
+			asked.Add(1)
+		}
+		mux.ServeHTTP(w, r)
+	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return sock
+	return dir, sock
 }
 
 // --check reports rejected batches; --replay-rejected sends them again
 // and keeps the ones refused again.
 func TestCheckAndReplayRejected(t *testing.T) {
-	sock := fakeSearchd(t)
+	_, sock := fakeSearchd(t, nil)
 	spoolDir := filepath.Join(t.TempDir(), "bot-spool")
 	os.MkdirAll(filepath.Join(spoolDir, "rejected"), 0o700)
 	for i, id := range []int{1, 2} {
