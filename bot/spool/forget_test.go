@@ -15,10 +15,7 @@ import (
 // messages and the rest of a batch stay; a batch left empty goes.
 func TestForgetAuthorInRejected(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	defer s.Close()
 	const member, other = 602, 601
 	upsert := func(id, author api.ID, text string) api.MessageUpsert {

@@ -47,10 +47,7 @@ func (r *recorder) send(_ context.Context, b *api.MessageBatch) error {
 
 func TestOrderedReplayAfterOutageAndRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	for id := api.ID(1); id <= 3; id++ {
 		if err := s.Put(batch(id)); err != nil {
 			t.Fatal(err)
@@ -69,10 +66,7 @@ func TestOrderedReplayAfterOutageAndRestart(t *testing.T) {
 	}
 	s.Close()
 	// The bot restarts: a new spool over the same directory, more batches.
-	s, err = Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openSpool(t, dir)
 	for id := api.ID(4); id <= 6; id++ {
 		if err := s.Put(batch(id)); err != nil {
 			t.Fatal(err)
@@ -130,10 +124,7 @@ func TestBound(t *testing.T) {
 // than the bot) are retried until the batch passes.
 func TestRetriesAllButBadBatches(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	for id := api.ID(1); id <= 3; id++ {
 		s.Put(batch(id))
 	}
@@ -187,10 +178,7 @@ func TestRetriesAllButBadBatches(t *testing.T) {
 // refuses again stays, and a new rejection never overwrites an old one.
 func TestReplayRejected(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	bad := map[api.ID]bool{1: true, 2: true}
 	var mu sync.Mutex
 	var got []api.ID
@@ -223,10 +211,7 @@ func TestReplayRejected(t *testing.T) {
 	<-stopped
 	s.Close()
 	// The bot restarts with an empty spool: batch 2's number must not be 1.
-	s, err = Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openSpool(t, dir)
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	s.Put(batch(2))
@@ -257,15 +242,12 @@ func TestReplayRejected(t *testing.T) {
 // each other's: the second is refused until the first closes.
 func TestLockedWhileOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	if _, err := Open(dir, 1<<20, quiet); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open on a held spool: %v, want ErrLocked", err)
 	}
 	s.Close()
-	s, err = Open(dir, 1<<20, quiet)
+	s, err := Open(dir, 1<<20, quiet)
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
 	}
@@ -277,10 +259,7 @@ func TestLockedWhileOpen(t *testing.T) {
 // that leaves nothing behind.
 func TestPutSyncsDirectoryAfterRename(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	defer s.Close()
 	real := syncDir
 	defer func() { syncDir = real }()
@@ -311,10 +290,7 @@ func TestPutSyncsDirectoryAfterRename(t *testing.T) {
 // deleted; a partial one (never acknowledged) is removed.
 func TestRecoversCompleteTemporaryFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	for id := api.ID(1); id <= 3; id++ {
 		if err := s.Put(batch(id)); err != nil {
 			t.Fatal(err)
@@ -333,10 +309,7 @@ func TestRecoversCompleteTemporaryFile(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, ".sync-marks.tmp42"), []byte(`{}`), 0o600) // the bot's, not a batch
 
-	s, err = Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openSpool(t, dir)
 	defer s.Close()
 	r := &recorder{up: true, done: make(chan struct{}), want: 4}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -364,10 +337,7 @@ func TestRecoversCompleteTemporaryFile(t *testing.T) {
 // tool leaves in the directory is not counted.
 func TestWaitingCountsOnlyBatches(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
-	s, err := Open(dir, 1<<20, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSpool(t, dir)
 	defer s.Close()
 	s.Put(batch(1))
 	for _, name := range []string{"notes.json", "1.json", "00000000000000000002.json.bak", ".tmpx.json"} {
@@ -376,4 +346,14 @@ func TestWaitingCountsOnlyBatches(t *testing.T) {
 	if w, err := Waiting(dir); err != nil || len(w) != 1 {
 		t.Errorf("waiting %v (%v), want only the one batch", w, err)
 	}
+}
+
+// openSpool opens the spool in dir with room for 1 MiB of batches.
+func openSpool(t *testing.T, dir string) *Spool {
+	t.Helper()
+	s, err := Open(dir, 1<<20, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
