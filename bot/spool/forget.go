@@ -65,22 +65,7 @@ func forgetAuthorIn(path string, author api.ID) (int, error) {
 		return 0, err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".forget")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := replaceFile(tmp, path, data); err != nil {
 		return 0, err
 	}
 	return removed, nil

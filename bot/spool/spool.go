@@ -287,6 +287,20 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 // fails.
 func (s *Spool) write(seq uint64, data []byte) error {
 	tmp := filepath.Join(s.dir, tmpPrefix+filepath.Base(s.path(seq)))
+	if err := replaceFile(tmp, s.path(seq), data); err != nil {
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		os.Remove(s.path(seq)) // not known to be durable: not acknowledged
+		return err
+	}
+	return nil
+}
+
+// replaceFile writes data to tmp, syncs it and renames it to path, so
+// that path holds either its old content or all of data. It removes tmp
+// when it fails. The caller syncs the directory.
+func replaceFile(tmp, path string, data []byte) error {
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -299,17 +313,12 @@ func (s *Spool) write(seq uint64, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, s.path(seq))
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	if err := syncDir(s.dir); err != nil {
-		os.Remove(s.path(seq)) // not known to be durable: not acknowledged
-		return err
-	}
-	return nil
+	return err
 }
 
 // Len is the number of batches waiting.
