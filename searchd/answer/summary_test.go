@@ -110,20 +110,7 @@ func TestCatchupRefusesWhatIsNotALine(t *testing.T) {
 // and the results themselves passed the checks before these (it cites
 // [1] and [2][3], which up to eight results shown allows).
 func TestRealSummariesRefused(t *testing.T) {
-	f, err := os.Open("testdata/summaries.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	n := 0
-	for sc.Scan() {
-		var c struct{ Model, Question, Input, Output string }
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		n++
+	for _, c := range recordedOutputs[struct{ Model, Question, Input, Output string }](t, "testdata/summaries.jsonl") {
 		out := strings.TrimSpace(c.Output)
 		// With eight results shown: no citation is out of range.
 		if err := checkSummary(out, c.Question, c.Input, []int{1, 2, 3, 4, 5, 6, 7, 8}); err == nil {
@@ -137,9 +124,6 @@ func TestRealSummariesRefused(t *testing.T) {
 			}
 		}
 	}
-	if n == 0 {
-		t.Fatal("no recorded outputs")
-	}
 }
 
 // Real catch-up lines of Gemma 3 270M and SmolLM2 135M (`make ollama`,
@@ -148,30 +132,42 @@ func TestRealSummariesRefused(t *testing.T) {
 // and one of the messages given back as the line (SmolLM2's boiler line,
 // which the checks before these took).
 func TestRealCatchupLinesRefused(t *testing.T) {
-	f, err := os.Open("testdata/catchup.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	n := 0
-	for sc.Scan() {
-		var c struct{ Model, Messages, Output string }
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		n++
+	for _, c := range recordedOutputs[struct{ Model, Messages, Output string }](t, "testdata/catchup.jsonl") {
 		if sum, err := parseLine(c.Output, c.Messages); err == nil || !errors.As(err, new(*refusedLine)) {
 			t.Errorf("%s: %+v taken (%v)", c.Model, sum, err)
 		}
-	}
-	if n == 0 {
-		t.Fatal("no recorded lines")
 	}
 	// A line of its own is taken.
 	if _, err := parseLine(`{"summary":"hajun's boiler burst; a repair visit and a new pressure valve","keywords":["boiler"]}`,
 		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve. check that first\n"); err != nil {
 		t.Errorf("a summary refused: %v", err)
 	}
+}
+
+// recordedOutputs reads the cases of a JSON Lines file of recorded model
+// outputs; a file without any fails the test.
+func recordedOutputs[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	var cases []T
+	for sc.Scan() {
+		var c T
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("%s: no recorded outputs", path)
+	}
+	return cases
 }
