@@ -56,18 +56,6 @@ func (db *DB) OptOuts(ctx context.Context) (int64, error) {
 
 // optedOut returns the members who have opted out, within a transaction.
 func optedOut(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT user_id FROM opt_outs`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
+	return out, addIDs(ctx, tx, out, `SELECT user_id FROM opt_outs`)
 }

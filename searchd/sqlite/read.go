@@ -224,21 +224,34 @@ func (db *DB) Channels(ctx context.Context) ([]ChannelName, error) {
 }
 
 // queryIDs runs a query of one integer column and returns its values.
-func queryIDs(ctx context.Context, q interface {
+func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+	var ids []int64
+	err := scanIDs(ctx, q, func(id int64) { ids = append(ids, id) }, query, args...)
+	return ids, err
+}
+
+// addIDs adds the IDs a query lists to the set out.
+func addIDs(ctx context.Context, q querier, out map[int64]bool, query string, args ...any) error {
+	return scanIDs(ctx, q, func(id int64) { out[id] = true }, query, args...)
+}
+
+// querier is a database or a transaction.
+type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args ...any) ([]int64, error) {
+}
+
+func scanIDs(ctx context.Context, q querier, each func(int64), query string, args ...any) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			return nil, err
+			return err
 		}
-		ids = append(ids, id)
+		each(id)
 	}
-	return ids, rows.Err()
+	return rows.Err()
 }

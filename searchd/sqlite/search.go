@@ -91,20 +91,8 @@ func (db *DB) channelsWithThreads(ctx context.Context, ids []int64) (map[int64]b
 		out[id] = true
 	}
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT id FROM channels WHERE parent_id IN (`+marks(len(chunk))+`)
+		return addIDs(ctx, db.db, out, `SELECT id FROM channels WHERE parent_id IN (`+marks(len(chunk))+`)
 			AND kind <> 'GuildPrivateThread'`, chunk...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
 	})
 	return out, err
 }
@@ -185,20 +173,8 @@ func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) (map[
 			WHERE m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)` + where
 		args = append([]any{expr}, args...)
 	}
-	rows, err := db.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
+	return out, addIDs(ctx, db.db, out, q, args...)
 }
 
 // SegmentInfo is what a search result shows of a segment.

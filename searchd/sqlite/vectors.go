@@ -198,21 +198,9 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 func (db *DB) CurrentVectorsOf(ctx context.Context, ids []int64) (map[int64]bool, error) {
 	out := map[int64]bool{}
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT v.segment_id FROM segment_vectors v
+		return addIDs(ctx, db.db, out, `SELECT v.segment_id FROM segment_vectors v
 			JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
 			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+marks(len(chunk))+`)`, chunk...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
 	})
 	return out, err
 }
