@@ -37,6 +37,7 @@ var (
 	profile  *os.File
 	onlyMode search.Mode
 	verbose  bool
+	filter   sqlite.Filter // given to every timed search (-channels, -since, -until)
 )
 
 // queries is the fixed set: words of the synthetic vocabulary, some with
@@ -66,7 +67,18 @@ func main() {
 	searchdBin := flag.String("searchd", "bin/searchd", "load mode: the searchd binary")
 	duration := flag.Duration("duration", 15*time.Second, "load mode: length of each phase")
 	importN := flag.Int("import", 20000, "load mode: messages of the import run beside the clients in a second round (0: none)")
+	channels := flag.String("channels", "", "restrict every timed search to these channel IDs (comma-separated)")
+	flag.Int64Var(&filter.Since, "since", 0, "restrict every timed search to messages at or after this time (µs)")
+	flag.Int64Var(&filter.Until, "until", 0, "restrict every timed search to messages at or before this time (µs)")
 	flag.Parse()
+	for _, f := range strings.FieldsFunc(*channels, func(r rune) bool { return r == ',' }) {
+		id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dsearch-bench: --channels wants channel IDs, like 3,5")
+			os.Exit(2)
+		}
+		filter.Channels = append(filter.Channels, id)
+	}
 	if *load != "" {
 		o := loadOptions{searchd: *searchdBin, data: *data, model: *model, duration: *duration, importN: *importN}
 		for _, f := range strings.Split(*load, ",") {
@@ -141,6 +153,9 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 	}
 
 	fmt.Printf("\n%d queries × %d runs per mode, excluding query embedding:\n", len(queries), iterations)
+	if !filter.Empty() {
+		fmt.Printf("every search filtered to channels %v, time %d–%d µs\n", filter.Channels, filter.Since, filter.Until)
+	}
 	fmt.Printf("%-9s %9s %9s %9s %9s %13s\n", "mode", "requests", "p50", "p95", "max", "CPU/request")
 	if profile != nil {
 		pprof.StartCPUProfile(profile)
@@ -153,7 +168,7 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) er
 		cpu := selfCPU()
 		for it := 0; it < iterations; it++ {
 			for _, q := range queries {
-				q.Mode = mode
+				q.Mode, q.Filter = mode, filter
 				t := time.Now()
 				if _, err := svc.Search(ctx, q); err != nil {
 					return fmt.Errorf("%s %q: %w", mode, q.Query, err)
