@@ -13,6 +13,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -32,7 +33,7 @@ import (
 
 func (m *Main) evalCmd() *ffcli.Command {
 	var cfg Config
-	var export, queries, mode, dump, llmCache string
+	var export, queries, mode, dump, llmCache, keep string
 	var summaries int
 	retrieval := command("retrieval", "--export DIR --queries FILE [flags]",
 		"import an export into a scratch database, embed it, run labelled queries and print recall@k and MRR", &cfg,
@@ -44,12 +45,13 @@ func (m *Main) evalCmd() *ffcli.Command {
 			fs.IntVar(&summaries, "summaries", 0, "mode query: also summarize the first N questions, to time the LLM's summaries")
 			fs.StringVar(&llmCache, "llm-cache", "", "mode query: answer the LLM's temperature-0 calls (plans) from this JSON lines file where it has them, and add the others: "+
 				"a run repeated with other fusion settings gets the same plans without waiting for the model (the file holds the questions and plans)")
+			fs.StringVar(&keep, "keep", "", "keep the scratch database in this directory, and use it as it is when it is there: a second run over the same export with the same model embeds nothing")
 		},
 		func(ctx context.Context, _ []string) error {
 			if export == "" || queries == "" {
 				return errors.New("eval retrieval: --export and --queries are required")
 			}
-			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump, llmCache, summaries)
+			return m.evalRetrieval(ctx, &cfg, export, queries, mode, dump, llmCache, keep, summaries)
 		})
 	var scfg Config
 	var sexport, gold, sdump, sorder string
@@ -102,7 +104,7 @@ type evalQuery struct {
 // evalKs are the cut-offs recall is reported at.
 var evalKs = []int{1, 5, 10, 25, 50}
 
-func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump, llmCache string, summaries int) error {
+func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile, only, dump, llmCache, keep string, summaries int) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -121,7 +123,7 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		}
 		modes = []search.Mode{md}
 	}
-	db, done, err := scratchImport(ctx, cfg, export)
+	db, done, err := keptImport(ctx, cfg, export, keep)
 	if err != nil {
 		return err
 	}
@@ -185,6 +187,20 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		}
 	}
 	return nil
+}
+
+// keptImport is scratchImport, kept in keep when it is not "" (and used
+// as it is when it holds this export already: the model's vectors too,
+// which sqlite.DB.CheckModel keeps from being mixed with another's).
+func keptImport(ctx context.Context, cfg *Config, export, keep string) (*sqlite.DB, func(), error) {
+	if keep == "" {
+		return scratchImport(ctx, cfg, export)
+	}
+	b, err := os.ReadFile(filepath.Join(keep, "imported"))
+	if err == nil && string(b) != export+"\n" {
+		return nil, nil, fmt.Errorf("--keep %s holds another import (%s), not %s: use another directory", keep, strings.TrimSpace(string(b)), export)
+	}
+	return scratchImportAll(ctx, cfg, []string{export}, keep)
 }
 
 // printReadings prints the distribution of the model's reading of the

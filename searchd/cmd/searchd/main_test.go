@@ -417,3 +417,42 @@ func TestSegmentShowsLinks(t *testing.T) {
 		t.Errorf("segment 1 under the blog's rules: %v\n%s", err, out)
 	}
 }
+
+// eval retrieval --keep reuses its scratch database (and vectors) for the
+// same export, gives the same scores, and refuses one kept for another.
+func TestEvalRetrievalKeep(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := sample.WriteSample(filepath.Join(dir, "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(map[string]any{"id": "q1", "query": "the boiler broke", "channel_id": sample.GeneralID, "relevant": []string{"1"}, "category": "test"})
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(queries, append(q, '\n'), 0o644)
+	model := filepath.Join(dir, "model")
+	embedtest.Write(model, embedtest.Options{})
+	keep := filepath.Join(dir, "keep")
+	export := filepath.Dir(paths[0])
+	args := []string{"eval", "retrieval", "--export", export, "--queries", queries, "--model", model, "--embed-backend", "go", "--llm=false", "--keep", keep}
+	first, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("first run: %v\n%s", err, first)
+	}
+	if b, err := os.ReadFile(filepath.Join(keep, "imported")); err != nil || string(b) != export+"\n" {
+		t.Fatalf("kept import: %q, %v", b, err)
+	}
+	second, err := run(t, args...)
+	// The tables, without the log and the embedding's time.
+	tables := func(out string) string {
+		return out[strings.Index(out, "queries over"):strings.Index(out, "embedded with")]
+	}
+	if err != nil || !strings.Contains(first, "mode query") || tables(second) != tables(first) {
+		t.Errorf("second run: %v\n%s\nwant\n%s", err, second, first)
+	}
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(other, 0o755)
+	args[3] = other
+	if out, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "holds another import") {
+		t.Errorf("another export with the same --keep: %v\n%s", err, out)
+	}
+}
