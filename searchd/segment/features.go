@@ -49,8 +49,9 @@ func pairFeatures(f []float64, m *Line, window []Line, i int, ctx *context) {
 	}
 	f[11] = b2f(len(m.Mentions) > 0 && !slices.Contains(m.Mentions, c.Author))
 	f[12] = b2f(len(c.Mentions) > 0 && !slices.Contains(c.Mentions, m.Author))
-	f[13] = b2f(ctx.lastOf[c.Author] == i)
-	own := same && ctx.lastOf[m.Author] == i
+	cc := &ctx.cand[i]
+	f[13] = b2f(cc.authorLast)
+	own := same && cc.authorLast
 	f[14] = b2f(own)
 	n := shared(m.Words, c.Words)
 	f[15] = math.Log1p(float64(n))
@@ -58,11 +59,11 @@ func pairFeatures(f []float64, m *Line, window []Line, i int, ctx *context) {
 	f[17] = b2f(c.Question && !same)
 	f[18] = b2f(m.Question)
 	if !same {
-		f[19] = b2f(ctx.namedBy[c.Author])
-		f[20] = b2f(ctx.named[c.Author])
-		f[21] = b2f(ctx.authorIn[c.Segment])
+		f[19] = b2f(cc.namedBy)
+		f[20] = b2f(cc.named)
+		f[21] = b2f(cc.authorIn)
 	}
-	latest := ctx.segLatest[c.Segment]
+	latest := int(cc.segLatest)
 	f[22] = b2f(latest == i)
 	f[23] = math.Log1p(float64(len(window)-1-latest)) / 2
 	f[24] = b2f(back == 1) * math.Log1p(float64(ctx.authors)) / 2
@@ -78,7 +79,7 @@ func pairFeatures(f []float64, m *Line, window []Line, i int, ctx *context) {
 	f[31] = b2f(dt < 6e7)
 	f[32] = b2f(dt >= 6e7 && dt < 18e7)
 	f[33] = b2f(dt > 6e8)
-	f[34] = math.Log1p(float64(ctx.segSize[c.Segment])) / 3
+	f[34] = math.Log1p(float64(cc.segSize)) / 3
 	f[35] = b2f(same && back == 1)
 }
 
@@ -105,49 +106,82 @@ func b2f(b bool) float64 {
 }
 
 // context is what every candidate of one message shares: the window read
-// once.
+// once, into one entry per candidate (a window is at most a few dozen
+// lines, so short slices scanned in turn beat maps).
 type context struct {
-	lastOf      map[int64]int  // author → index of their latest line
-	segLatest   map[int64]int  // segment → index of its latest line
-	segSize     map[int64]int  // segment → its lines in the window
-	authorIn    map[int64]bool // segments m's author wrote in
-	named       map[int64]bool // people m's author named in the window
-	namedBy     map[int64]bool // people who named m's author in the window
-	authors     int
+	cand        []candContext
+	authors     int // distinct authors of the candidates
 	ownLines    int
 	ownLast     int
 	authorNamed bool
-	author      int64
+	authorSeen  bool // m's author wrote a candidate
+}
+
+// candContext is what the window says of one candidate.
+type candContext struct {
+	authorLast bool  // it is its author's latest line
+	segLatest  int32 // index of its segment's latest line
+	segSize    int32 // its segment's lines in the window
+	authorIn   bool  // m's author wrote in its segment
+	named      bool  // m's author named its author in the window
+	namedBy    bool  // its author named m's author in the window
 }
 
 // people counts the authors of the candidates and the line.
 func (c *context) people() int {
-	if _, ok := c.lastOf[c.author]; ok {
+	if c.authorSeen {
 		return c.authors
 	}
 	return c.authors + 1
 }
 
 func newContext(m *Line, window []Line) *context {
-	ctx := &context{lastOf: map[int64]int{}, segLatest: map[int64]int{}, segSize: map[int64]int{}, authorIn: map[int64]bool{},
-		named: map[int64]bool{}, namedBy: map[int64]bool{}, ownLast: -1, author: m.Author}
+	ctx := &context{cand: make([]candContext, len(window)), ownLast: -1}
+	var named, namedBy []int64 // people m's author named; people who named m's author
 	for i := range window {
 		c := &window[i]
-		ctx.lastOf[c.Author] = i
-		ctx.segLatest[c.Segment] = i
-		ctx.segSize[c.Segment]++
 		if c.Author == m.Author {
-			ctx.authorIn[c.Segment] = true
 			ctx.ownLines++
 			ctx.ownLast = i
-			for _, u := range c.Mentions {
-				ctx.named[u] = true
-			}
+			named = append(named, c.Mentions...)
 		} else if slices.Contains(c.Mentions, m.Author) {
-			ctx.namedBy[c.Author] = true
+			namedBy = append(namedBy, c.Author)
 			ctx.authorNamed = true
 		}
 	}
-	ctx.authors = len(ctx.lastOf)
+	ctx.authorSeen = ctx.ownLast >= 0
+	// Newest first: the first line met of an author or a segment is its
+	// latest.
+	type segState struct {
+		id           int64
+		latest, size int32
+		authorIn     bool
+	}
+	var authors []int64
+	var segs []segState
+	segOf := make([]int32, len(window)) // candidate → index in segs
+	for i := len(window) - 1; i >= 0; i-- {
+		c := &window[i]
+		cc := &ctx.cand[i]
+		if !slices.Contains(authors, c.Author) {
+			authors = append(authors, c.Author)
+			cc.authorLast = true
+		}
+		k := slices.IndexFunc(segs, func(s segState) bool { return s.id == c.Segment })
+		if k < 0 {
+			k = len(segs)
+			segs = append(segs, segState{id: c.Segment, latest: int32(i)})
+		}
+		segs[k].size++
+		segs[k].authorIn = segs[k].authorIn || c.Author == m.Author
+		segOf[i] = int32(k)
+		cc.named = slices.Contains(named, c.Author)
+		cc.namedBy = slices.Contains(namedBy, c.Author)
+	}
+	for i := range ctx.cand {
+		s := &segs[segOf[i]]
+		ctx.cand[i].segLatest, ctx.cand[i].segSize, ctx.cand[i].authorIn = s.latest, s.size, s.authorIn
+	}
+	ctx.authors = len(authors)
 	return ctx
 }

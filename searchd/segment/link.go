@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -30,10 +29,14 @@ type Line struct {
 	Name           uint64 // the author's name, hashed as a word
 }
 
+// hash is 64-bit FNV-1a (hash/fnv's New64a), without its allocations.
 func hash(w string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(w))
-	return h.Sum64()
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(w); i++ {
+		h ^= uint64(w[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // named returns m with the candidates' authors whose names it uses as a
@@ -169,7 +172,7 @@ type Choice struct {
 	Score    float64 // the chosen option's score
 	NewScore float64 // the score of starting a conversation
 	BestLink float64 // the best candidate's score (-Inf without candidates)
-	Prob     float64 // the chosen option's probability
+	Prob     float64 // the chosen option's probability (Explain; 0 from Choose)
 	// Dialogue: a small group's line that does not change the subject,
 	// which therefore links to one of its candidates (see SmallGroup).
 	Dialogue bool
@@ -198,34 +201,84 @@ func (l *Linker) Candidates(m *Line, window []Line) []Line {
 	return window[i:]
 }
 
-// Choose picks m's parent among the candidates (from Candidates).
-func (l *Linker) Choose(m *Line, cands []Line) Choice {
+// Choose picks m's parent among the candidates (from Candidates). It
+// leaves Prob 0: Explain also computes it, which costs an exact score for
+// every candidate.
+func (l *Linker) Choose(m *Line, cands []Line) Choice { return l.choose(m, cands, false) }
+
+// Explain is Choose with the chosen option's probability.
+func (l *Linker) Explain(m *Line, cands []Line) Choice { return l.choose(m, cands, true) }
+
+func (l *Linker) choose(m *Line, cands []Line, explain bool) Choice {
 	m = named(m, cands)
 	ctx := newContext(m, cands)
-	f := make([]float64, len(LinkFeatures))
-	nf := make([]float64, len(NewFeatures))
+	var nbuf [64]float64 // the features fit: no allocation
+	nf := nbuf[:len(NewFeatures)]
 	newFeatures(nf, m, cands, ctx)
 	ch := Choice{Parent: -1, NewScore: dot(l.New, nf) + l.NewOffset, Score: math.Inf(-1), BestLink: math.Inf(-1)}
 	ch.Dialogue = len(cands) > 0 && ctx.people() <= SmallGroup && !m.Shift
-	scores := []float64{ch.NewScore}
 	if !ch.Dialogue {
 		ch.Score = ch.NewScore
 	}
-	for i := range cands {
-		pairFeatures(f, m, cands, i, ctx)
-		s := l.linkScore(f, nil)
-		scores = append(scores, s)
+	scores := l.scores(m, cands, ctx, explain)
+	for i, s := range scores {
+		if math.IsInf(s, -1) {
+			continue // cannot be the best (see scores)
+		}
 		ch.BestLink = max(ch.BestLink, s)
 		if s > ch.Score {
 			ch.Parent, ch.Score = i, s
 		}
 	}
-	var z float64
-	for _, s := range scores {
-		z += math.Exp(s - ch.Score)
+	if explain {
+		z := math.Exp(ch.NewScore - ch.Score)
+		for _, s := range scores {
+			z += math.Exp(s - ch.Score)
+		}
+		ch.Prob = 1 / z
 	}
-	ch.Prob = 1 / z
 	return ch
+}
+
+// scores returns each candidate's score, exact for every candidate that
+// may be the best and -Inf for the others (exact for all with exact).
+// The hidden layer's tanh is most of the cost: every candidate is scored
+// first with tanhApprox, whose error bounds the score's, and only those
+// within twice that bound of the best approximate score are scored
+// exactly. Any other is surely below the best, so the choice and the best
+// score are those of scoring every candidate exactly.
+func (l *Linker) scores(m *Line, cands []Line, ctx *context, exact bool) []float64 {
+	out := make([]float64, len(cands))
+	var fbuf [64]float64
+	f := fbuf[:len(LinkFeatures)]
+	units := len(l.Hidden)
+	if units == 0 || exact {
+		for i := range cands {
+			pairFeatures(f, m, cands, i, ctx)
+			out[i] = l.linkScore(f, nil)
+		}
+		return out
+	}
+	pre := make([]float64, len(cands)*units) // each candidate's hidden pre-activations
+	lin := make([]float64, len(cands))       // and linear part
+	byFeature := l.byFeature()
+	best := math.Inf(-1)
+	for i := range cands {
+		pairFeatures(f, m, cands, i, ctx)
+		z := pre[i*units : (i+1)*units]
+		lin[i] = l.preactivateBy(byFeature, f, z)
+		out[i] = l.approxActivate(lin[i], z)
+		best = max(best, out[i])
+	}
+	spread := l.approxSpread()
+	for i := range cands {
+		if out[i] < best-2*spread {
+			out[i] = math.Inf(-1)
+			continue
+		}
+		out[i] = l.activate(lin[i], pre[i*units:(i+1)*units], nil)
+	}
+	return out
 }
 
 // Layer is the optional hidden layer of the link scorer.
@@ -238,6 +291,18 @@ type Layer struct {
 // linkScore scores a candidate's features; act, if not nil, receives the
 // hidden layer's activations.
 func (l *Linker) linkScore(f []float64, act []float64) float64 {
+	var buf [64]float64
+	z := buf[:0]
+	if len(l.Hidden) > len(buf) {
+		z = make([]float64, 0, len(l.Hidden))
+	}
+	z = z[:len(l.Hidden)]
+	return l.activate(l.preactivate(f, z), z, act)
+}
+
+// preactivate returns the linear part of the score of features f and puts
+// each hidden unit's input in z.
+func (l *Linker) preactivate(f, z []float64) float64 {
 	s := dot(l.Link, f)
 	if len(l.Hidden) == 0 {
 		return s
@@ -251,11 +316,73 @@ func (l *Linker) linkScore(f []float64, act []float64) float64 {
 		}
 	}
 	for h, w := range l.Hidden {
-		z := 0.0
+		sum := 0.0
 		for _, k := range nz {
-			z += w[k] * f[k]
+			sum += w[k] * f[k]
 		}
-		a := math.Tanh(z + l.Bias[h])
+		z[h] = sum + l.Bias[h]
+	}
+	return s
+}
+
+// approxActivate is activate with tanhApprox: within approxSpread.
+func (l *Linker) approxActivate(lin float64, z []float64) float64 {
+	s := lin
+	for h, x := range z {
+		s += l.Out[h] * tanhApprox(x)
+	}
+	return s
+}
+
+// approxSpread bounds how far approxActivate may be from activate.
+func (l *Linker) approxSpread() float64 {
+	var spread float64
+	for _, o := range l.Out {
+		spread += math.Abs(o) * tanhErr
+	}
+	return spread*1.01 + 1e-9 // and the rounding of the sums
+}
+
+// byFeature returns the hidden layer's weights feature by feature: the
+// weights of feature k on each unit are [k*units, (k+1)*units).
+func (l *Linker) byFeature() []float64 {
+	units := len(l.Hidden)
+	w := make([]float64, len(LinkFeatures)*units)
+	for h, row := range l.Hidden {
+		for k, x := range row {
+			w[k*units+h] = x
+		}
+	}
+	return w
+}
+
+// preactivateBy is preactivate with the weights of byFeature: the same
+// sums, in the same order, without reading each unit's weights apart.
+func (l *Linker) preactivateBy(byFeature, f, z []float64) float64 {
+	s := dot(l.Link, f)
+	clear(z)
+	units := len(z)
+	for k, x := range f {
+		if x == 0 {
+			continue
+		}
+		w := byFeature[k*units : (k+1)*units]
+		for h := range z {
+			z[h] += w[h] * x
+		}
+	}
+	for h := range z {
+		z[h] += l.Bias[h]
+	}
+	return s
+}
+
+// activate adds the hidden layer's output for inputs z to the linear
+// part lin; act, if not nil, receives the activations.
+func (l *Linker) activate(lin float64, z, act []float64) float64 {
+	s := lin
+	for h, x := range z {
+		a := math.Tanh(x)
 		if act != nil {
 			act[h] = a
 		}
@@ -263,6 +390,37 @@ func (l *Linker) linkScore(f []float64, act []float64) float64 {
 	}
 	return s
 }
+
+// tanhApprox is math.Tanh within tanhErr, by linear interpolation in a
+// table: a fraction of the cost.
+func tanhApprox(x float64) float64 {
+	if !(x > -tanhMax) { // and NaN
+		return -1
+	}
+	if x >= tanhMax {
+		return 1
+	}
+	u := (x + tanhMax) * tanhSteps
+	i := min(int(u), len(tanhTable)-2)
+	return tanhTable[i] + (u-float64(i))*(tanhTable[i+1]-tanhTable[i])
+}
+
+// tanhErr bounds |tanhApprox(x) - math.Tanh(x)|: linear interpolation
+// errs by at most step²/8 · max|tanh”| = 2.4e-5 (max|tanh”| is 0.77),
+// and beyond ±tanhMax, ±1 by 1 - tanh(8) = 2.3e-7. TestTanhApprox checks.
+const tanhErr = 1e-4
+
+const (
+	tanhMax   = 8
+	tanhSteps = 64 // table points per unit
+)
+
+var tanhTable = func() (t [2*tanhMax*tanhSteps + 1]float64) {
+	for i := range t {
+		t[i] = math.Tanh(float64(i-tanhMax*tanhSteps) / tanhSteps)
+	}
+	return t
+}()
 
 // hiddenGradient adds d times the gradient of the hidden layer's output
 // for features f to g.

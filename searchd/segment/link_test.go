@@ -1,6 +1,11 @@
 package segment
 
-import "testing"
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+)
 
 func TestShippedLinker(t *testing.T) {
 	if DefaultLinkerErr != nil || DefaultLinker == nil || DefaultRules.Linker == nil {
@@ -22,5 +27,72 @@ func BenchmarkChoose(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		DefaultLinker.Choose(&m, DefaultLinker.Candidates(&m, window))
+	}
+}
+
+func TestTanhApprox(t *testing.T) {
+	worst := 0.0
+	for x := -12.0; x <= 12; x += 1.0 / 4096 {
+		worst = max(worst, math.Abs(tanhApprox(x)-math.Tanh(x)))
+	}
+	if worst > tanhErr {
+		t.Fatalf("tanhApprox errs by up to %g, over tanhErr %g", worst, tanhErr)
+	}
+	if tanhApprox(math.NaN()) != -1 || tanhApprox(math.Inf(1)) != 1 {
+		t.Fatal("tanhApprox out of its range")
+	}
+}
+
+// Choose scores exactly only the candidates that may win: it must choose
+// what scoring every candidate exactly (Explain) chooses.
+func TestChooseIsExact(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	words := []string{"boiler", "games", "keyboard", "보일러", "trip", "match", "moving", "주말에", "user3", "btw", "근데",
+		"the", "what", "fixed", "broke", "alice", "bob"}
+	names := []string{"alice", "bob", "carol", "user3", "dave", "eve", "민수", "x"}
+	for n := range 3000 {
+		var window []Line
+		at, authors := int64(0), 1+r.Intn(10)
+		for i := range 1 + r.Intn(60) {
+			at += int64(r.Intn(300)) * 1e6
+			var text []string
+			for range 1 + r.Intn(8) {
+				text = append(text, words[r.Intn(len(words))])
+			}
+			if r.Intn(4) == 0 {
+				text = append(text, "?")
+			}
+			a := int64(r.Intn(authors))
+			var mentions []int64
+			if r.Intn(5) == 0 {
+				mentions = []int64{int64(r.Intn(authors))}
+			}
+			l := NewLine(int64(i), at, a, names[int(a)%len(names)], strings.Join(text, " "), mentions)
+			l.Segment = int64(r.Intn(1 + i/3))
+			window = append(window, l)
+		}
+		m := window[len(window)-1]
+		m.Segment = 0
+		cands := DefaultLinker.Candidates(&m, window[:len(window)-1])
+		// What the choice rests on: each approximate score is within
+		// approxSpread of the exact one.
+		l, mm := DefaultLinker, named(&m, cands)
+		ctx := newContext(mm, cands)
+		f, z, byFeature := make([]float64, len(LinkFeatures)), make([]float64, len(l.Hidden)), l.byFeature()
+		for i := range cands {
+			pairFeatures(f, mm, cands, i, ctx)
+			exact, approx := l.linkScore(f, nil), l.approxActivate(l.preactivateBy(byFeature, f, z), z)
+			if math.Abs(approx-exact) > l.approxSpread() {
+				t.Fatalf("window %d, candidate %d: approximate score %g, exact %g: over %g apart", n, i, approx, exact, l.approxSpread())
+			}
+			if l.activate(l.preactivateBy(byFeature, f, z), z, nil) != exact {
+				t.Fatalf("window %d, candidate %d: weights by feature change the exact score", n, i)
+			}
+		}
+		got, want := DefaultLinker.Choose(&m, cands), DefaultLinker.Explain(&m, cands)
+		want.Prob = 0
+		if got != want {
+			t.Fatalf("window %d: Choose %+v, Explain %+v", n, got, want)
+		}
 	}
 }

@@ -112,6 +112,7 @@ type applier struct {
 
 	tombstones bool // any tombstone exists: check inserts against them
 	older      bool // an export older than one imported before: replace nothing (exportEvidence)
+	explain    bool // the linker's choices come with their probability (Placements)
 	stmts      map[string]*sql.Stmt
 
 	spans   map[int64]*span   // by segment ID

@@ -152,3 +152,25 @@ func TestFriendsTakingTurns(t *testing.T) {
 		}
 	}
 }
+
+// Placements explain each linker decision with the chosen option's
+// probability, which placing leaves out (segment.Linker.Explain).
+func TestPlacementsGiveProbability(t *testing.T) {
+	db := openTest(t)
+	msgs := blogExample("en")
+	apply(t, db, msgs...)
+	var ids []int64
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+	}
+	got, err := db.Placements(t.Context(), segment.DefaultRules, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[1:] {
+		p := got[id]
+		if p.Kind != "link" && p.Kind != "new" || !(p.Prob > 0 && p.Prob <= 1) {
+			t.Errorf("message %d: %+v, want a linker decision with its probability", id, p)
+		}
+	}
+}

@@ -163,6 +163,9 @@ func (a *applier) link(m *searchd.Message) (*segment.Line, []segment.Line, segme
 		return nil, nil, segment.Choice{}, err
 	}
 	cands := a.rules.Linker.Candidates(line, window)
+	if a.explain {
+		return line, cands, a.rules.Linker.Explain(line, cands), nil
+	}
 	return line, cands, a.rules.Linker.Choose(line, cands), nil
 }
 
@@ -492,6 +495,7 @@ func (db *DB) Placements(ctx context.Context, rules segment.Rules, ids []int64) 
 		return nil, err
 	}
 	defer a.close()
+	a.explain = true
 	out := map[int64]Placement{}
 	for _, id := range ids {
 		m := searchd.Message{ID: id}
