@@ -47,7 +47,7 @@ PLAN_TIMEOUT ?= $(if $(PRIVATE_OLLAMA),60s,5s)
 OLLAMA_UP   := $(if $(PRIVATE_OLLAMA),ollama_env=$$(scripts/ollama-serve.sh $(OLLAMA_BIN) $(OLLAMA_MODELS_DIR)); eval "$$ollama_env";)
 OLLAMA_DOWN := if [ -n "$${ollama_pid:-}" ]; then kill $$ollama_pid; wait $$ollama_pid 2>/dev/null || true; fi
 
-.PHONY: all build build-bin test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model ollama \
+.PHONY: all build build-bin test test-go vet fmt demo demo-run bench bench-run run run-dir clean deps model ollama peer peer-compare \
 	install-launchd uninstall-launchd install-systemd uninstall-systemd
 
 all: build
@@ -174,6 +174,26 @@ bench-run: build
 	/usr/bin/env time -f 'wall %es, max RSS %MKiB' $(BIN)/searchd import --data $(BUILD)/bench-data $(BENCH_EXPORT)
 	$(BIN)/searchd stats --data $(BUILD)/bench-data
 	$(BIN)/dsearch-bench --data $(BUILD)/bench-data --model $(MODEL_DIR) -n 10
+
+# The peer of issue 28 (Slackquery's retrieval on DuckDB and its fts
+# extension, pinned from PyPI into a venv in the cache) against searchd,
+# interleaved: docs/benchmarks.md, "Against the peer, interleaved". Not
+# part of make test or make bench.
+PEER_VENV := $(CACHE)/peer-venv
+
+peer: $(PEER_VENV)/.done
+
+$(PEER_VENV)/.done: scripts/peer/requirements.txt
+	python3 -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/pip install -q -r scripts/peer/requirements.txt
+	touch $@
+
+peer-compare: peer build
+	@if [ ! -f $(BUILD)/bench-data/dsearch.db ]; then \
+		[ -f $(BENCH_EXPORT)/.done ] || { echo "no $(BENCH_EXPORT): make bench generates it"; exit 1; }; \
+		$(BIN)/searchd import --data $(BUILD)/bench-data $(BENCH_EXPORT); fi
+	$(PEER_VENV)/bin/python scripts/peer/compare.py --data $(BUILD)/bench-data --peer-db $(BUILD)/peer.duckdb \
+		--bench $(BIN)/dsearch-bench $(PEER_ARGS)
 
 # Running as a service (deploy/README.md).
 PREFIX_BIN ?= $(CURDIR)/$(BIN)
