@@ -176,7 +176,7 @@ func (q *query) texts(ctx context.Context, results []Result) ([][]string, error)
 	}
 	byID := map[int64]string{}
 	if len(msgs) > 0 {
-		ms, err := q.svc.DB.Messages(ctx, msgs)
+		ms, err := q.messages(ctx, msgs)
 		if err != nil {
 			return nil, err
 		}

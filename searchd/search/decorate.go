@@ -105,7 +105,14 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 	for i, r := range page {
 		ids[i] = r.MessageID
 	}
-	msgs, err := q.svc.DB.Messages(ctx, ids)
+	around, err := q.svc.DB.NeighbourIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range around {
+		ids = append(ids, id[0], id[1])
+	}
+	msgs, err := q.messages(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -117,11 +124,36 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 		}
 		r.ChannelID, r.GuildID, r.StartAt, r.MessageCount = m.ChannelID, m.GuildID, m.CreatedAt, 1
 		r.Authors = []string{m.AuthorName}
-		prev, next, err := q.svc.DB.Neighbours(ctx, &m, 1, 1)
-		if err != nil {
-			return err
+		r.Previews = nil
+		for _, id := range []int64{around[m.ID][0], m.ID, around[m.ID][1]} {
+			if n, ok := msgs[id]; ok {
+				r.Previews = append(r.Previews, n)
+			}
 		}
-		r.Previews = append(append(prev, m), next...)
 	}
 	return nil
+}
+
+// messages returns the stored messages among ids, each read once per
+// search (judging the page and showing it read the same ones).
+func (q *query) messages(ctx context.Context, ids []int64) (map[int64]sqlite.StoredMessage, error) {
+	if q.read == nil {
+		q.read = map[int64]sqlite.StoredMessage{}
+	}
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := q.read[id]; !ok && id != 0 {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		got, err := q.svc.DB.Messages(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for id, m := range got {
+			q.read[id] = m
+		}
+	}
+	return q.read, nil
 }

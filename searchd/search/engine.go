@@ -11,6 +11,7 @@ import (
 
 	"dsearch/searchd/index"
 	"dsearch/searchd/lexical"
+	"dsearch/searchd/sqlite"
 )
 
 // InputError is a request the caller must fix.
@@ -156,6 +157,8 @@ type query struct {
 	narrowed bool
 	spread   index.Spread
 	content  []lexical.Term
+	// read are the messages read so far (messages).
+	read map[int64]sqlite.StoredMessage
 }
 
 // Reading is the share of text's letters the model reads as words or

@@ -93,6 +93,16 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 		}
 		slices.SortStableFunc(hits, func(a, b sqlite.LexicalHit) int { return cmp.Compare(b.Score, a.Score) })
 	}
+	// A first page of keyword results shows, and its cursor remembers,
+	// only its own hits' segments; hybrid and later pages (which skip the
+	// segments shown before) need every hit's.
+	need := hits
+	if q.Mode == Lexical && q.Cursor == "" {
+		need = hits[:min(len(hits), q.Limit)]
+	}
+	if err := q.segmentsOf(ctx, need); err != nil {
+		return nil, err
+	}
 	out := make([]Result, len(hits))
 	for i, h := range hits {
 		out[i] = Result{SegmentID: h.SegmentID, MessageID: h.MessageID, Score: h.Score,
@@ -140,17 +150,30 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 		return nil, false, err
 	}
 	found := idx.Search(mq)
-	ids := make([]int64, len(found))
-	for i, h := range found {
-		ids[i] = h.ID
-	}
-	segs, err := q.svc.DB.SegmentsOf(ctx, ids)
-	if err != nil {
-		return nil, false, err
-	}
 	hits = make([]sqlite.LexicalHit, len(found))
 	for i, h := range found {
-		hits[i] = sqlite.LexicalHit{MessageID: h.ID, SegmentID: segs[h.ID], AuthorID: h.AuthorID, Score: h.Score}
+		hits[i] = sqlite.LexicalHit{MessageID: h.ID, AuthorID: h.AuthorID, Score: h.Score} // segments: lexical()
 	}
 	return hits, true, nil
+}
+
+// segmentsOf fills in the segments of hits the in-memory index found
+// (FTS5's come with theirs).
+func (q *query) segmentsOf(ctx context.Context, hits []sqlite.LexicalHit) error {
+	var ids []int64
+	for _, h := range hits {
+		if h.SegmentID == 0 {
+			ids = append(ids, h.MessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	segs, err := q.svc.DB.SegmentsOf(ctx, ids)
+	for i := range hits {
+		if hits[i].SegmentID == 0 {
+			hits[i].SegmentID = segs[hits[i].MessageID]
+		}
+	}
+	return err
 }

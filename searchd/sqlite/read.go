@@ -137,18 +137,12 @@ func (db *DB) SegmentsOf(ctx context.Context, ids []int64) (map[int64]int64, err
 	if len(ids) == 0 {
 		return out, nil
 	}
-	// The IDs as one JSON array: one statement text for any number of
-	// them, prepared once (every keyword search asks for its 100).
 	st, err := db.prepared(ctx, `SELECT message_id, segment_id FROM message_segments
 		WHERE message_id IN (SELECT value FROM json_each(?))`)
 	if err != nil {
 		return nil, err
 	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, string(list))
+	rows, err := st.QueryContext(ctx, jsonIDs(ids))
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +153,47 @@ func (db *DB) SegmentsOf(ctx context.Context, ids []int64) (map[int64]int64, err
 			return nil, err
 		}
 		out[m] = s
+	}
+	return out, rows.Err()
+}
+
+// jsonIDs is ids as one JSON array, for `IN (SELECT value FROM
+// json_each(?))`: one statement text for any number of IDs, prepared once
+// (every search asks for its page and its 100 hits).
+func jsonIDs(ids []int64) string {
+	b, _ := json.Marshal(ids) // []int64 always marshals
+	return string(b)
+}
+
+// NeighbourIDs maps each given message to the messages just before and
+// after it in its channel (0: none), as Neighbours(m, 1, 1) finds them,
+// for a whole page in one statement.
+func (db *DB) NeighbourIDs(ctx context.Context, ids []int64) (map[int64][2]int64, error) {
+	out := make(map[int64][2]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	st, err := db.prepared(ctx, `SELECT m.id,
+		COALESCE((SELECT p.id FROM messages p WHERE p.channel_id = m.channel_id AND (p.created_at, p.id) < (m.created_at, m.id)
+			ORDER BY p.created_at DESC, p.id DESC LIMIT 1), 0),
+		COALESCE((SELECT n.id FROM messages n WHERE n.channel_id = m.channel_id AND (n.created_at, n.id) > (m.created_at, m.id)
+			ORDER BY n.created_at, n.id LIMIT 1), 0)
+		FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, jsonIDs(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var around [2]int64
+		if err := rows.Scan(&id, &around[0], &around[1]); err != nil {
+			return nil, err
+		}
+		out[id] = around
 	}
 	return out, rows.Err()
 }
@@ -238,6 +273,18 @@ func addIDs(ctx context.Context, q querier, out map[int64]bool, query string, ar
 // querier is a database or a transaction.
 type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// preparing is a querier that prepares each query text once
+// (db.prepared), for the statements every search runs.
+type preparing struct{ db *DB }
+
+func (p preparing) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.db.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 func scanIDs(ctx context.Context, q querier, each func(int64), query string, args ...any) error {

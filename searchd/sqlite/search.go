@@ -231,14 +231,14 @@ func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[
 
 // Messages returns the messages with the given IDs.
 func (db *DB) Messages(ctx context.Context, ids []int64) (map[int64]StoredMessage, error) {
-	out := map[int64]StoredMessage{}
-	err := inChunks(ids, func(chunk []any) error {
-		ms, err := db.queryMessages(ctx, selectMessage+`WHERE m.id IN (`+marks(len(chunk))+`)`, chunk...)
-		for _, m := range ms {
-			out[m.ID] = m
-		}
-		return err
-	})
+	out := make(map[int64]StoredMessage, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ms, err := db.preparedMessages(ctx, selectMessage+`WHERE m.id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	for _, m := range ms {
+		out[m.ID] = m
+	}
 	return out, err
 }
 

@@ -196,13 +196,14 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 // CurrentVectorsOf returns which of ids have a current stored vector
 // (their segment exists, unchanged since it was embedded).
 func (db *DB) CurrentVectorsOf(ctx context.Context, ids []int64) (map[int64]bool, error) {
-	out := map[int64]bool{}
-	err := inChunks(ids, func(chunk []any) error {
-		return addIDs(ctx, db.db, out, `SELECT v.segment_id FROM segment_vectors v
-			JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
-			WHERE v.vector IS NOT NULL AND v.segment_id IN (`+marks(len(chunk))+`)`, chunk...)
-	})
-	return out, err
+	out := make(map[int64]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// Every semantic search asks this of its top segments.
+	return out, addIDs(ctx, preparing{db}, out, `SELECT v.segment_id FROM segment_vectors v
+		JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision
+		WHERE v.vector IS NOT NULL AND v.segment_id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
 }
 
 // CurrentSegmentVectorIDs lists the segments whose stored vector is
