@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"dsearch/searchd"
 	"dsearch/searchd/lexical"
@@ -41,30 +42,31 @@ type Checkpoint struct {
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
 	truncated := b.Bound() // every way in passes here: nothing stored grows without bound
 	var res searchd.BatchResult
-	write := db.write // acknowledged to a client: durable
+	level := "FULL" // acknowledged to a client: durable (write)
 	if cp != nil {
-		write = db.writeBulk // an import: it resumes from the last checkpoint on disk
+		level = "NORMAL" // an import: it resumes from the last checkpoint on disk (writeBulk)
 	}
-	err := write(ctx, func(tx *sql.Tx) error {
-		a, err := newApplier(ctx, tx, rules, db.now().UnixMicro())
+	err := db.writeCarrying(ctx, level, true, func(tx *sql.Tx, c *carried) (*carried, error) {
+		a, err := newApplier(ctx, db, tx, rules, db.now().UnixMicro())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer a.close()
+		a.resume(c)
 		if err := a.exportEvidence(cp); err != nil {
-			return err
+			return nil, err
 		}
 		if res, err = a.apply(b); err != nil {
-			return err
+			return nil, err
 		}
 		if cp != nil {
-			_, err = tx.ExecContext(ctx, `INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
+			_, err = a.exec(`INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
 				VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
 					messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at`,
 				cp.Path, cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
 		}
-		return err
+		return a.leave(), err
 	})
 	res.Truncated = truncated
 	return res, err
@@ -101,11 +103,13 @@ func (db *DB) ImportState(ctx context.Context, path string) (*Checkpoint, error)
 	return &cp, err
 }
 
-// applier holds one transaction's prepared statements and the segments it
-// touches; nothing outlives the transaction, so a rollback leaves no stale
-// cache behind.
+// applier holds one transaction's statements and the segments it
+// touches. Only the linker's windows and the names it read outlive the
+// transaction (carried), and only once it commits, so a rollback leaves
+// no stale cache behind.
 type applier struct {
 	ctx   context.Context
+	db    *DB // its prepared statements; nil: prepare in tx
 	tx    *sql.Tx
 	rules segment.Rules
 	now   int64
@@ -120,7 +124,8 @@ type applier struct {
 	latest  map[int64]*placed // channel → its latest placed message, nil if none
 	placed  map[int64]placed
 	recent  map[int64][]segment.Line // channel → its latest spoken lines (linker)
-	names   map[int64]string         // user → name, for the linker
+	names   map[int64]string         // user → name, for the linker: every author in recent is here
+	resumed bool                     // recent and names were carried from an earlier batch
 
 	fresh  []*searchd.Message // inserted by this batch, in channel and time order, to place
 	replay *replay            // the channel being re-segmented, if any
@@ -145,11 +150,15 @@ const (
 	qSegmentOf  = `SELECT segment_id FROM message_segments WHERE message_id = ?`
 )
 
-func newApplier(ctx context.Context, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
-	a := &applier{ctx: ctx, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
+func newApplier(ctx context.Context, db *DB, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
+	a := &applier{ctx: ctx, db: db, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
 		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, recent: map[int64][]segment.Line{}, names: map[int64]string{}}
+	row, err := a.queryRow(`SELECT EXISTS (SELECT 1 FROM tombstones)`)
+	if err != nil {
+		return nil, err
+	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones)`).Scan(&n); err != nil {
+	if err := row.Scan(&n); err != nil {
 		return nil, err
 	}
 	a.tombstones = n == 1
@@ -162,14 +171,25 @@ func (a *applier) close() {
 	}
 }
 
-// stmt returns a prepared statement, preparing it on first use.
+// stmt returns a statement of the transaction: prepared once for the
+// database (DB.prepared; in pure-Go SQLite preparing costs about as much
+// as running), else in the transaction on first use.
 func (a *applier) stmt(q string) (*sql.Stmt, error) {
 	if s, ok := a.stmts[q]; ok {
 		return s, nil
 	}
-	s, err := a.tx.PrepareContext(a.ctx, q)
-	if err != nil {
-		return nil, err
+	var s *sql.Stmt
+	if a.db != nil {
+		prepared, err := a.db.prepared(a.ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		s = a.tx.StmtContext(a.ctx, prepared)
+	} else {
+		var err error
+		if s, err = a.tx.PrepareContext(a.ctx, q); err != nil {
+			return nil, err
+		}
 	}
 	a.stmts[q] = s
 	return s, nil
@@ -215,6 +235,9 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if err := a.upsertAuthors(msgs); err != nil {
 		return res, err
 	}
+	if err := a.renamed(msgs); err != nil {
+		return res, err
+	}
 	// Store every message first, then place the new ones channel by
 	// channel in time order (placeFresh), whatever order they came in.
 	order := make([]*searchd.Message, len(msgs))
@@ -229,8 +252,12 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 			return res, fmt.Errorf("message %d: %w", m.ID, err)
 		}
 	}
+	start := time.Now()
 	if err := a.placeFresh(); err != nil {
 		return res, err
+	}
+	if placeTimer != nil {
+		placeTimer(time.Since(start))
 	}
 	for _, id := range b.Deletes {
 		if err := a.deleteMessage(id, &res); err != nil {
@@ -245,6 +272,10 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	}
 	return res, bumpIndexVersion(a.ctx, a.tx)
 }
+
+// placeTimer, when set (BenchmarkPlaceLive), is told how long placing
+// each batch's new messages took.
+var placeTimer func(time.Duration)
 
 // textChanged notes a message whose text the keyword index must read
 // again. Imports log theirs too: a daemon running beside an import then
@@ -454,6 +485,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return nil
 		}
 		res.Updated++
+		delete(a.recent, m.ChannelID) // a carried window holds its old words
 		// Its text changed: its vector is stale, its keywords too.
 		if _, err := a.exec(`DELETE FROM message_vectors WHERE message_id = ?`, m.ID); err != nil {
 			return err

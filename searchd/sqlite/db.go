@@ -36,6 +36,13 @@ type DB struct {
 	// writeMu serializes this process's write transactions; SQLite allows
 	// one writer, and busy_timeout covers other processes.
 	writeMu sync.Mutex
+	// writer is the connection this process writes on (under writeMu),
+	// kept out of the pool so that the statements prepared on it and
+	// what a batch's applier carries to the next (carry) stay valid;
+	// writerLevel is its synchronous level.
+	writer      *sql.Conn
+	writerLevel string
+	carry       *carried
 	// now is the clock, replaceable in tests.
 	now func() time.Time
 	// stmts holds the prepared statements of the reads every search
@@ -168,6 +175,9 @@ func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
 
 // Close closes the database.
 func (db *DB) Close() error {
+	db.writeMu.Lock()
+	db.dropWriter()
+	db.writeMu.Unlock()
 	db.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return db.db.Close()
 }
@@ -288,31 +298,110 @@ func (db *DB) writeBulk(ctx context.Context, fn func(*sql.Tx) error) error {
 var beforeCommit func(*sql.Tx)
 
 func (db *DB) writeSync(ctx context.Context, level string, fn func(*sql.Tx) error) error {
+	return db.writeCarrying(ctx, level, false, func(tx *sql.Tx, _ *carried) (*carried, error) { return nil, fn(tx) })
+}
+
+// writeAside is writeSync for a write that changes nothing an applier
+// carries to the next batch (messages, their segments, their authors'
+// names and mentions): vectors, summaries, leases, the text change log.
+// A live server's embedding job writes between two message batches;
+// this keeps the second from reading its channel's window again.
+func (db *DB) writeAside(ctx context.Context, level string, fn func(*sql.Tx) error) error {
+	return db.writeCarrying(ctx, level, false, func(tx *sql.Tx, c *carried) (*carried, error) { return c, fn(tx) })
+}
+
+// writeCarrying runs fn in a write transaction on the writer connection
+// at the given synchronous level, committing if it returns nil. fn gets
+// what the previous write left to carry (nil: nothing, or another
+// connection has written since) and returns what this one leaves, kept
+// only if it commits; carries says it may leave something.
+func (db *DB) writeCarrying(ctx context.Context, level string, carries bool, fn func(*sql.Tx, *carried) (*carried, error)) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	// The level is the connection's, read at COMMIT: set it on the one
-	// connection the transaction runs on, every time, so no pooled
-	// connection keeps another write's level.
-	conn, err := db.db.Conn(ctx)
+	c := db.carry
+	db.carry = nil // until this write commits
+	conn, err := db.writerConn(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+level); err != nil {
-		return err
+	// The level is the connection's, read at COMMIT.
+	if level != db.writerLevel {
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+level); err != nil {
+			db.dropWriter()
+			return err
+		}
+		db.writerLevel = level
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
+		db.dropWriter()
 		return err
 	}
-	if err := fn(tx); err != nil {
+	// data_version moves when another connection, of this process or
+	// another, commits, and not for this one's commits. Read under the
+	// write lock (BEGIN IMMEDIATE), it is also what the next write reads
+	// if nobody else commits in between.
+	var version int64
+	if c != nil || carries {
+		if err := db.queryTx(ctx, tx, `PRAGMA data_version`).Scan(&version); err != nil {
+			tx.Rollback()
+			db.dropWriter()
+			return err
+		}
+		if c != nil && version != c.version {
+			c = nil
+		}
+	}
+	next, err := fn(tx, c)
+	if err != nil {
 		tx.Rollback()
 		return err
 	}
 	if beforeCommit != nil {
 		beforeCommit(tx)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		db.dropWriter()
+		return err
+	}
+	if next != nil {
+		next.version = version
+	}
+	db.carry = next
+	return nil
+}
+
+// queryTx runs a one-row query in tx with the statement prepared once
+// (prepared).
+func (db *DB) queryTx(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	st, err := db.prepared(ctx, q)
+	if err != nil {
+		return tx.QueryRowContext(ctx, q, args...) // and its error
+	}
+	return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+}
+
+// writerConn returns the writer connection, opening it if needed.
+func (db *DB) writerConn(ctx context.Context) (*sql.Conn, error) {
+	if db.writer != nil {
+		return db.writer, nil
+	}
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.writer, db.writerLevel = conn, ""
+	return conn, nil
+}
+
+// dropWriter lets the writer connection go, with what was carried; the
+// next write opens another.
+func (db *DB) dropWriter() {
+	if db.writer != nil {
+		db.writer.Close()
+		db.writer = nil
+	}
+	db.carry = nil
 }
 
 // QuickCheck runs PRAGMA quick_check and returns its findings ("ok" when

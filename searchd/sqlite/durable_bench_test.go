@@ -52,7 +52,7 @@ func BenchmarkLiveBatch(b *testing.B) {
 			for range b.N {
 				bt := batch(100)
 				err := write(ctx, func(tx *sql.Tx) error {
-					a, err := newApplier(ctx, tx, segment.DefaultRules, db.now().UnixMicro())
+					a, err := newApplier(ctx, db, tx, segment.DefaultRules, db.now().UnixMicro())
 					if err != nil {
 						return err
 					}

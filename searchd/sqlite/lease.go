@@ -33,7 +33,7 @@ const LeaseEmbedding = "embedding"
 func (db *DB) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (held *Lease, err error) {
 	host := hostname()
 	key := "lease:" + name
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.writeAside(ctx, "FULL", func(tx *sql.Tx) error {
 		var raw string
 		switch err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&raw); {
 		case errors.Is(err, sql.ErrNoRows):
@@ -56,7 +56,7 @@ func (db *DB) AcquireLease(ctx context.Context, name, owner string, ttl time.Dur
 
 // ReleaseLease gives the named lease up, if owner holds it.
 func (db *DB) ReleaseLease(ctx context.Context, name, owner string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.writeAside(ctx, "FULL", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ? AND json_extract(value, '$.owner') = ?`, "lease:"+name, owner)
 		return err
 	})

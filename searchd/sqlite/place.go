@@ -490,7 +490,7 @@ func (db *DB) Placements(ctx context.Context, rules segment.Rules, ids []int64) 
 		return nil, err
 	}
 	defer tx.Rollback()
-	a, err := newApplier(ctx, tx, rules, 0)
+	a, err := newApplier(ctx, db, tx, rules, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -364,7 +364,7 @@ func (db *DB) SaveSummary(ctx context.Context, segment int64, model string, s Su
 	if err != nil {
 		return err
 	}
-	return db.writeBulk(ctx, func(tx *sql.Tx) error {
+	return db.writeAside(ctx, "NORMAL", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO segment_summaries (segment_id, revision, model, summary, keywords)
 			SELECT id, revision, ?, ?, ? FROM segments WHERE id = ?
 			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, model = excluded.model,

@@ -103,7 +103,7 @@ func (db *DB) TextChanges(ctx context.Context, seq int64) (changed []lexical.Doc
 
 // TrimTextChanges forgets the changes up to seq, once the index has them.
 func (db *DB) TrimTextChanges(ctx context.Context, seq int64) error {
-	return db.writeBulk(ctx, func(tx *sql.Tx) error {
+	return db.writeAside(ctx, "NORMAL", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM text_changes WHERE seq <= ?`, seq)
 		return err
 	})

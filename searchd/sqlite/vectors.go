@@ -138,7 +138,7 @@ type Window struct {
 // returns those kept.
 func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]SegmentVector, error) {
 	var saved []SegmentVector
-	err := db.writeBulk(ctx, func(tx *sql.Tx) error {
+	err := db.writeAside(ctx, "NORMAL", func(tx *sql.Tx) error {
 		saved = saved[:0]
 		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector, windowed)
 			SELECT id, revision, ?, 1 FROM segments WHERE id = ? AND revision = ?
@@ -268,7 +268,7 @@ type MessageVector struct {
 // one embedded, in one transaction, and returns how many it stored.
 func (db *DB) SaveMessageVectors(ctx context.Context, vs []MessageVector) (int, error) {
 	var saved int
-	err := db.writeBulk(ctx, func(tx *sql.Tx) error {
+	err := db.writeAside(ctx, "NORMAL", func(tx *sql.Tx) error {
 		// The text compared is the one PendingMessages hands out: a
 		// notice's is empty, so its (empty) vector row is stored too.
 		st, err := tx.PrepareContext(ctx, `INSERT INTO message_vectors (message_id, vector)
