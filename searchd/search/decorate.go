@@ -112,7 +112,7 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 	for _, id := range around {
 		ids = append(ids, id[0], id[1])
 	}
-	msgs, err := q.messages(ctx, ids)
+	msgs, err := q.messages(ctx, ids) // the page's own were read to judge it
 	if err != nil {
 		return err
 	}

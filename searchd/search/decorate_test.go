@@ -17,7 +17,7 @@ func TestLexicalPreviewsAreNeighbours(t *testing.T) {
 		m(12, games, alice, 10*time.Hour+time.Minute, "boss music is the best part"))
 	bothIndexes(t, setupWith(t, msgs), func(t *testing.T, s *Service) {
 		ctx := context.Background()
-		for _, q := range []string{"boiler", "pizza", "boss", "game", "lease", "radiator", "보일러"} {
+		for _, q := range []string{"boiler", "pizza", "boss", "music", "game", "lease", "radiator", "보일러"} {
 			resp := run(t, s, Request{Query: q, Mode: Lexical, Limit: 50})
 			if len(resp.Results) == 0 {
 				t.Fatalf("%q: no results", q)

@@ -93,14 +93,7 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 		}
 		slices.SortStableFunc(hits, func(a, b sqlite.LexicalHit) int { return cmp.Compare(b.Score, a.Score) })
 	}
-	// A first page of keyword results shows, and its cursor remembers,
-	// only its own hits' segments; hybrid and later pages (which skip the
-	// segments shown before) need every hit's.
-	need := hits
-	if q.Mode == Lexical && q.Cursor == "" {
-		need = hits[:min(len(hits), q.Limit)]
-	}
-	if err := q.segmentsOf(ctx, need); err != nil {
+	if err := q.segmentsOf(ctx, hits); err != nil {
 		return nil, err
 	}
 	out := make([]Result, len(hits))
@@ -157,9 +150,16 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 	return hits, true, nil
 }
 
-// segmentsOf fills in the segments of hits the in-memory index found
-// (FTS5's come with theirs).
+// segmentsOf fills in the segments of the hits the in-memory index found
+// (FTS5's come with theirs). A first page of keyword results shows, and
+// its cursor remembers, only its own hits' segments: they come with the
+// messages it shows. Hybrid and later pages (which skip the segments
+// shown before) need every hit's.
 func (q *query) segmentsOf(ctx context.Context, hits []sqlite.LexicalHit) error {
+	firstPage := q.Mode == Lexical && q.Cursor == ""
+	if firstPage {
+		hits = hits[:min(len(hits), q.Limit)]
+	}
 	var ids []int64
 	for _, h := range hits {
 		if h.SegmentID == 0 {
@@ -169,11 +169,25 @@ func (q *query) segmentsOf(ctx context.Context, hits []sqlite.LexicalHit) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	segs, err := q.svc.DB.SegmentsOf(ctx, ids)
+	segs := map[int64]int64{}
+	if firstPage {
+		ms, err := q.messages(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for id, m := range ms {
+			segs[id] = m.SegmentID
+		}
+	} else {
+		var err error
+		if segs, err = q.svc.DB.SegmentsOf(ctx, ids); err != nil {
+			return err
+		}
+	}
 	for i := range hits {
 		if hits[i].SegmentID == 0 {
 			hits[i].SegmentID = segs[hits[i].MessageID]
 		}
 	}
-	return err
+	return nil
 }

@@ -288,7 +288,9 @@ func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]i
 		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != '' AND id IN seen`
 		args = cargs
 	}
-	rows, err := db.db.QueryContext(ctx, q, args...)
+	// Every search with a name boost asks: its few query texts (by the
+	// filter's number of channels) are prepared once.
+	rows, err := preparing{db}.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
