@@ -162,6 +162,10 @@ type Linker struct {
 	Window  int     `json:"window"`
 	Horizon float64 `json:"horizon_seconds"`
 	Note    string  `json:"note,omitempty"` // where the weights come from
+
+	// hiddenByFeature is byFeature, made once by ParseLinker, whose
+	// linkers are not changed after (training changes its own).
+	hiddenByFeature []float64
 }
 
 // Choice is the linker's answer for one message: the index in the window
@@ -261,7 +265,10 @@ func (l *Linker) scores(m *Line, cands []Line, ctx *context, exact bool) []float
 	}
 	pre := make([]float64, len(cands)*units) // each candidate's hidden pre-activations
 	lin := make([]float64, len(cands))       // and linear part
-	byFeature := l.byFeature()
+	byFeature := l.hiddenByFeature
+	if byFeature == nil {
+		byFeature = l.byFeature()
+	}
 	best := math.Inf(-1)
 	for i := range cands {
 		pairFeatures(f, m, cands, i, ctx)

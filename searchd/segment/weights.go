@@ -40,5 +40,8 @@ func ParseLinker(b []byte) (*Linker, error) {
 	if l.Window < 1 || l.Horizon <= 0 {
 		return nil, fmt.Errorf("linker: window %d and horizon %gs must be positive", l.Window, l.Horizon)
 	}
+	if len(l.Hidden) > 0 {
+		l.hiddenByFeature = l.byFeature()
+	}
 	return &l, nil
 }

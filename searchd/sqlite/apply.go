@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,8 +128,9 @@ type applier struct {
 	names   map[int64]string         // user → name, for the linker: every author in recent is here
 	resumed bool                     // recent and names were carried from an earlier batch
 
-	fresh  []*searchd.Message // inserted by this batch, in channel and time order, to place
-	replay *replay            // the channel being re-segmented, if any
+	changed []int64            // messages whose text changed, for the log (logTextChanges)
+	fresh   []*searchd.Message // inserted by this batch, in channel and time order, to place
+	replay  *replay            // the channel being re-segmented, if any
 }
 
 const (
@@ -267,6 +269,9 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if err := a.flush(); err != nil {
 		return res, err
 	}
+	if err := a.logTextChanges(); err != nil {
+		return res, err
+	}
 	if res.Inserted+res.Updated+res.Deleted == 0 {
 		return res, nil
 	}
@@ -282,7 +287,25 @@ var placeTimer func(time.Duration)
 // applies each batch's few thousand changes instead of reading every
 // message again after each batch (index.Keywords).
 func (a *applier) textChanged(id int64) error {
-	_, err := a.exec(`INSERT INTO text_changes (message_id) VALUES (?)`, id)
+	a.changed = append(a.changed, id)
+	return nil
+}
+
+// logTextChanges writes the batch's text changes to the log, in the order
+// they were made, with one statement: an import's batch makes thousands.
+func (a *applier) logTextChanges() error {
+	if len(a.changed) == 0 {
+		return nil
+	}
+	ids := make([]byte, 0, 20*len(a.changed))
+	for i, id := range a.changed {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, id, 10)
+	}
+	a.changed = a.changed[:0]
+	_, err := a.exec(`INSERT INTO text_changes (message_id) SELECT value FROM json_each(?) ORDER BY key`, "["+string(ids)+"]")
 	return err
 }
 
