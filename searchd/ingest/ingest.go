@@ -209,73 +209,17 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 	if im.BatchSize == 0 {
 		n = DefaultBatchSize
 	}
-	// Decoding the next batch overlaps writing this one: the export's JSON
-	// and SQLite each keep a core busy.
-	ctx, cancel := context.WithCancel(ctx)
-	batches := make(chan decoded, 1)
-	go decode(ctx, x, skip, n, batches)
-	defer func() {
-		cancel()
-		for range batches { // wait for the decoder to stop
-		}
-	}()
-	for d := range batches {
-		if d.err != nil {
-			// Nothing of the half-read batch is written; what was
-			// committed before stays, and a rerun resumes from it.
-			return d.err
-		}
-		batch := places()
-		batch.Messages = d.msgs
-		cp.MessagesDone, cp.Complete = d.read, d.end
-		r, err := im.DB.Apply(ctx, &batch, im.Rules, cp)
-		if err != nil {
-			return err
-		}
-		total.Add(r)
-		if d.end {
-			res.Read, res.Count = d.read, x.Count
-			im.progress(f.Name(), size, size)
-			return nil
-		}
-		im.progress(f.Name(), min(d.offset, size-1), size)
-	}
-	return ctx.Err()
-}
-
-// decoded is a batch of an export's messages, as decode hands it on.
-type decoded struct {
-	msgs   []searchd.Message
-	read   int64 // messages decoded so far
-	offset int64 // bytes read so far
-	end    bool  // the export's last batch
-	err    error // the reading stopped here
-}
-
-// decode reads x's messages after the first skip into batches of n and
-// sends them, ending with the last batch or an error; it stops when ctx
-// is done.
-func decode(ctx context.Context, x *export.Reader, skip int64, n int, out chan<- decoded) {
-	defer close(out)
-	send := func(d decoded) bool {
-		select {
-		case out <- d:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	var msgs []searchd.Message
+	batch := places()
 	var read int64 // messages decoded
 	for {
 		if err := ctx.Err(); err != nil {
-			send(decoded{err: err})
-			return
+			return err
 		}
 		m, err := x.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
-			send(decoded{err: err})
-			return
+			// Nothing of the half-read batch is written; what was
+			// committed before stays, and a rerun resumes from it.
+			return err
 		}
 		end := errors.Is(err, io.EOF)
 		if !end {
@@ -283,15 +227,24 @@ func decode(ctx context.Context, x *export.Reader, skip int64, n int, out chan<-
 			if read <= skip {
 				continue
 			}
-			msgs = append(msgs, m)
-			if len(msgs) < n {
+			batch.Messages = append(batch.Messages, m)
+			if len(batch.Messages) < n {
 				continue
 			}
 		}
-		if !send(decoded{msgs: msgs, read: read, offset: x.Offset(), end: end}) || end {
-			return
+		cp.MessagesDone, cp.Complete = read, end
+		r, err := im.DB.Apply(ctx, &batch, im.Rules, cp)
+		if err != nil {
+			return err
 		}
-		msgs = nil
+		total.Add(r)
+		if end {
+			res.Read, res.Count = read, x.Count
+			im.progress(f.Name(), size, size)
+			return nil
+		}
+		im.progress(f.Name(), min(x.Offset(), size-1), size)
+		batch = places()
 	}
 }
 
