@@ -242,7 +242,7 @@ def main():
             s.add_argument("-n", type=int, default=3, help="runs of the query set")
             s.add_argument("-v", action="store_true", help="print each request's latency")
         else:
-            s.add_argument("--keywords", nargs="*", default=[])
+            s.add_argument("--keyword", dest="keywords", action="append", default=[], help="a required word (repeatable)")
             s.add_argument("--limit", type=int, default=PAGE)
             s.add_argument("q")
     args = p.parse_args()
