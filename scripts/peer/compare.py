@@ -75,6 +75,7 @@ def main():
     want = 8 * a.n
     results = {}  # (mode, filter, system) -> latencies in ms
     cpus = {}
+    rounds = {}  # (mode, filter, system) -> each round's latencies
     loads = []
     block = 0
     for r in range(a.rounds):
@@ -90,6 +91,7 @@ def main():
                 for system in order:
                     lat, cpu = run(cmds[system], mode, want)
                     results.setdefault((mode, fname, system), []).extend(lat)
+                    rounds.setdefault((mode, fname, system), []).append(sorted(lat))
                     cpus.setdefault((mode, fname, system), []).append(cpu)
                     lat.sort()
                     line.append(f"{system} p50 {pct(lat, .5):.2f} p95 {pct(lat, .95):.2f} ms (CPU {cpu:.2f} ms)")
@@ -99,8 +101,9 @@ def main():
 
     print(f"\n{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {a.rounds} rounds × {a.n} runs of 8 queries "
           f"per block, load average (1 min) {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores\n")
-    print("| mode | filters | searchd p50 / p95 | peer p50 / p95 | p50 ratio | p95 ratio | CPU/request searchd / peer |")
-    print("|---|---|---|---|---|---|---|")
+    print("| mode | filters | searchd p50 / p95 | peer p50 / p95 | p50 ratio | p95 ratio | p50 / p95 ratio by round "
+          "| CPU/request searchd / peer |")
+    print("|---|---|---|---|---|---|---|---|")
     for mode in a.modes.split(","):
         for fname in filters:
             s = sorted(results[(mode, fname, "searchd")])
@@ -108,7 +111,12 @@ def main():
             sc, qc = cpus[(mode, fname, "searchd")], cpus[(mode, fname, "peer")]
             print(f"| {mode} | {fname} | {pct(s, .5):.2f} / {pct(s, .95):.2f} ms | {pct(q, .5):.1f} / {pct(q, .95):.1f} ms "
                   f"| **{pct(q, .5) / pct(s, .5):.1f}×** | **{pct(q, .95) / pct(s, .95):.1f}×** "
-                  f"| {sum(sc) / len(sc):.2f} / {sum(qc) / len(qc):.1f} ms |")
+                  f"| {by_round(rounds, mode, fname)} | {sum(sc) / len(sc):.2f} / {sum(qc) / len(qc):.1f} ms |")
+
+
+def by_round(rounds, mode, fname):
+    pairs = zip(rounds[(mode, fname, "searchd")], rounds[(mode, fname, "peer")])
+    return ", ".join(f"{pct(q, .5) / pct(s, .5):.1f}× / {pct(q, .95) / pct(s, .95):.1f}×" for s, q in pairs)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ interleaved".
 """
 import argparse
 import csv
+import glob
 import hashlib
 import importlib.util
 import math
@@ -54,19 +55,27 @@ MAX_QUERY_TOKENS = 64
 
 
 def connect(path, read_only=False):
-    """Opens the peer database with the fts extension loaded from the
+    """Opens the peer database with DuckDB's fts extension loaded from the
     pinned PyPI package: DuckDB checks the binary's signature (unsigned
     extensions stay refused) and never downloads anything."""
     con = duckdb.connect(path, read_only=read_only)
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
-    spec = importlib.util.find_spec("duckdb_ext")
-    if spec is None:
-        sys.exit("peer: the duckdb-ext-fts package is missing (make peer installs it)")
-    con.execute("SET extension_directory = ?",
-                [os.path.join(list(spec.submodule_search_locations)[0], "extensions")])
-    con.execute("LOAD fts")
+    con.execute("LOAD '" + fts_binary().replace("'", "''") + "'")
     return con
+
+
+def fts_binary():
+    """The fts extension for this DuckDB release, from duckdb-ext-fts or
+    duckdb-extension-fts (two packagings of the same signed binary)."""
+    for package in ("duckdb_ext", "duckdb_extension_fts"):
+        spec = importlib.util.find_spec(package)
+        for root in (spec.submodule_search_locations if spec else []):
+            found = glob.glob(os.path.join(root, "extensions", "v" + duckdb.__version__, "**", "fts.duckdb_extension"),
+                              recursive=True)
+            if found:
+                return found[0]
+    sys.exit(f"peer: no fts extension for DuckDB {duckdb.__version__} (make peer installs it)")
 
 
 def build(args):
