@@ -43,6 +43,14 @@ func (s *Spread) add(x float32) {
 	s.sumSq += float64(x) * float64(x)
 }
 
+// Add counts x in, Mean and Std included: a spread kept outside a scan.
+func (s *Spread) Add(x float64) {
+	s.N++
+	s.sum += x
+	s.sumSq += x * x
+	s.finish()
+}
+
 func (s *Spread) merge(o Spread) {
 	s.N, s.sum, s.sumSq = s.N+o.N, s.sum+o.sum, s.sumSq+o.sumSq
 }

@@ -63,6 +63,15 @@ func (x *Index) Len() int {
 	return x.live
 }
 
+// DocFreq is how many live messages hold t, and how many live messages
+// there are: how rare a word is, for weighing it (search's support).
+func (x *Index) DocFreq(t Term) (df, n int) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, df = x.match(t)
+	return df, x.live
+}
+
 var countsPool = sync.Pool{New: func() any { return map[string]int{} }}
 
 // Put adds a message or replaces its earlier version.

@@ -40,6 +40,25 @@ type Confidence struct {
 	// English stop words left out) found in the result's messages, from
 	// 0 to 1; 1 for a query without content words.
 	Support float64
+	// Evidence is what they were judged from, for `searchd eval
+	// abstain`'s dump (not in the API).
+	Evidence Evidence
+}
+
+// Evidence are the raw measures behind a Confidence.
+type Evidence struct {
+	// Z is the result's similarity as a z-score over the N conversations
+	// it is compared with (0 when not judged).
+	Z float64
+	N int
+	// MessageZ is the result's best message as a z-score over the M
+	// messages rescored (0 when not judged).
+	MessageZ float64
+	M        int
+	// RareSupport is Support with each word weighted by its rarity
+	// (inverse document frequency over every message); Support itself
+	// without a keyword index.
+	RareSupport float64
 }
 
 // A result is confident when it stands out by Config.Standout or holds
@@ -56,7 +75,14 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	c := Confidence{Support: support(q.contentTerms(), texts)}
+	c := Confidence{Support: support(q.contentTerms(), nil, texts)}
+	c.Evidence.RareSupport = support(q.contentTerms(), q.weights, texts)
+	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
+		c.Evidence.M = q.msgSpread.N
+		if q.msgSpread.Std > 0 {
+			c.Evidence.MessageZ = (ws.bestSim - q.msgSpread.Mean) / q.msgSpread.Std
+		}
+	}
 	cfg := q.svc.Config
 	if q.Mode == Lexical || q.vec == nil || q.unread || q.spread.N < minSpread || q.spread.Std == 0 {
 		// No similarity to judge by (none, one of a model that cannot
@@ -65,6 +91,7 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 		return c
 	}
 	z := (q.similarity(r) - q.spread.Mean) / q.spread.Std
+	c.Evidence.Z, c.Evidence.N = z, q.spread.N
 	c.Standout = z - math.Sqrt(2*math.Log(float64(q.spread.N)))
 	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support
 	return c
@@ -102,11 +129,12 @@ func (q *query) contentTerms() []lexical.Term {
 	return q.content
 }
 
-// support is the share of terms found in texts: a Latin word as a word
-// sharing its first four letters (moving, moved: move), all of a shorter
-// one; a CJK run by its first two characters, the stem a Korean particle
-// or ending follows (이사를, 이사).
-func support(terms []lexical.Term, texts []string) float64 {
+// support is the share of terms found in texts, each counted by its
+// weight (nil: 1 each): a Latin word as a word sharing its first four
+// letters (moving, moved: move), all of a shorter one; a CJK run by its
+// first two characters, the stem a Korean particle or ending follows
+// (이사를, 이사).
+func support(terms []lexical.Term, weights []float64, texts []string) float64 {
 	if len(terms) == 0 {
 		return 1
 	}
@@ -122,13 +150,44 @@ func support(terms []lexical.Term, texts []string) float64 {
 		}
 	}
 	joined := cjk.String()
-	found := 0
-	for _, t := range terms {
+	found, all := 0.0, 0.0
+	for i, t := range terms {
+		w := 1.0
+		if weights != nil {
+			w = weights[i]
+		}
+		all += w
 		if t.CJK && strings.Contains(joined, prefix(t.Text, 2)) || !t.CJK && words[prefix(t.Text, 4)] {
-			found++
+			found += w
 		}
 	}
-	return float64(found) / float64(len(terms))
+	if all == 0 {
+		return 1
+	}
+	return found / all
+}
+
+// weigh sets q.weights, each content term's rarity over every message
+// in the keyword index (BM25's inverse document frequency, the term as
+// support matches it); none without the index.
+func (q *query) weigh(ctx context.Context) error {
+	if q.weights != nil || q.svc.Keywords == nil {
+		return nil
+	}
+	idx, err := q.svc.Keywords.Current(ctx)
+	if err != nil || idx == nil {
+		return err
+	}
+	terms := q.contentTerms()
+	q.weights = make([]float64, len(terms))
+	for i, t := range terms {
+		if t.CJK {
+			t.Text = prefix(t.Text, 2)
+		}
+		df, n := idx.DocFreq(t)
+		q.weights[i] = math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
+	}
+	return nil
 }
 
 func prefix(s string, n int) string {
@@ -147,6 +206,9 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	top := ranked[:min(confidentRanks, len(ranked))]
 	texts, err := q.texts(ctx, append(slices.Clone(top), page...))
 	if err != nil {
+		return false, err
+	}
+	if err := q.weigh(ctx); err != nil {
 		return false, err
 	}
 	confident := false

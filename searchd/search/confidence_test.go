@@ -175,7 +175,7 @@ func TestSupport(t *testing.T) {
 				terms = append(terms, t)
 			}
 		}
-		if got := support(terms, c.texts); math.Abs(got-c.want) > 1e-9 {
+		if got := support(terms, nil, c.texts); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("support(%q, %q) = %.2f, want %.2f (terms %v)", c.query, strings.Join(c.texts, " | "), got, c.want, terms)
 		}
 	}

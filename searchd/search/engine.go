@@ -159,6 +159,10 @@ type query struct {
 	content  []lexical.Term
 	// read are the messages read so far (messages).
 	read map[int64]sqlite.StoredMessage
+	// weights are content's rarities (confidence.go's weigh); msgSpread
+	// is the query's similarity over the messages rescored.
+	weights   []float64
+	msgSpread index.Spread
 }
 
 // Reading is the share of text's letters the model reads as words or

@@ -23,6 +23,11 @@ type withinSegment struct {
 	// scores are the length-weighted similarities of the messages that
 	// have a vector.
 	scores map[int64]float64
+	// bestSim is the best length-weighted similarity of a message, as
+	// is (no credit, no boost): what a confidence compares (hasSim: one
+	// had a vector).
+	bestSim float64
+	hasSim  bool
 }
 
 // rankWithin scores the messages of each segment (up to RescoreLimit)
@@ -75,6 +80,10 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 				text := segment.Clean(m.Content)
 				sims[i], has[i] = float64(index.Dot(q.vec, v))*min(1, float64(utf8.RuneCountInString(text))/full), true
 				asks[i] = strings.ContainsAny(text, "?？")
+				q.msgSpread.Add(sims[i])
+				if !ws.hasSim || sims[i] > ws.bestSim {
+					ws.bestSim, ws.hasSim = sims[i], true
+				}
 			}
 		}
 		sc := make([]scored, len(ms))

@@ -220,7 +220,9 @@ func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, v
 		c.refused, c.ranked, results = r.NoConfidentResults || r.NoResults, r.RankedMessages, r.Results
 	}
 	for _, r := range results[:min(3, len(results))] {
-		c.top = append(c.top, map[string]any{"high": r.Confidence.High, "standout": r.Confidence.Standout, "support": r.Confidence.Support})
+		cf := r.Confidence
+		c.top = append(c.top, map[string]any{"high": cf.High, "standout": cf.Standout, "support": cf.Support,
+			"z": cf.Evidence.Z, "n": cf.Evidence.N, "message_z": cf.Evidence.MessageZ, "m": cf.Evidence.M, "rare_support": cf.Evidence.RareSupport})
 	}
 	return c, nil
 }

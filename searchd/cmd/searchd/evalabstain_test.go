@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"dsearch/searchd/embed/embedtest"
+)
+
+// eval abstain end to end on a tiny export: questions in their own
+// channel are answered, the same questions asked in another channel of
+// their set (in-domain) or in the other set's (cross-set) are refused,
+// by /v1/search and by /v1/query, and the dump holds each question's
+// evidence.
+func TestEvalAbstain(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model")
+	if err := embedtest.Write(model, embedtest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// home: two channels (heating, moving); food: one.
+	home, food := filepath.Join(dir, "home"), filepath.Join(dir, "food")
+	writeSet(t, filepath.Join(home, "heating"), 10, []string{"the plumber came to repair the boiler pressure valve", "the radiator pipes leak, heating is off"},
+		[]string{"boiler repair", "radiator heating"})
+	writeSet(t, filepath.Join(home, "moving"), 11, []string{"we are moving house, boxes everywhere", "the landlord raised the rent of the apartment"},
+		[]string{"moving boxes", "apartment rent"})
+	var queries []byte
+	for _, sub := range []string{"heating", "moving"} {
+		q, err := os.ReadFile(filepath.Join(home, sub, "queries.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries = append(queries, q...)
+	}
+	os.WriteFile(filepath.Join(home, "queries.jsonl"), queries, 0o600)
+	writeSet(t, food, 20, []string{"pizza and beer for dinner at the restaurant", "chicken and coffee for lunch"},
+		[]string{"pizza dinner", "lunch chicken"})
+
+	dump := filepath.Join(dir, "dump.jsonl")
+	out, err := run(t, "eval", "abstain", "--model", model, "--embed-backend", "go", "--dump", dump, home, food)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// set, kind, via, questions, refused %, and for answerable R@10 and kept.
+	row := regexp.MustCompile(`(?m)^\s*(home|food)\s+(answerable|in-domain|cross-set)\s+(search|query)\s+(\d+)\s+([0-9.]+)(?:\s+([0-9.]+)\s+([0-9.]+))?\s*$`)
+	rows := row.FindAllStringSubmatch(out, -1)
+	// home: three kinds, food: two (one channel: no in-domain), two ways each.
+	if len(rows) != 10 {
+		t.Fatalf("%d rows, want 10:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		want := "100.0" // unanswerable: all refused
+		if r[2] == "answerable" {
+			want = "0.0"
+			if r[6] != "100.0" || r[7] != "100.0" {
+				t.Errorf("%s %s %s: R@10 %s kept %s, want 100.0 both", r[1], r[2], r[3], r[6], r[7])
+			}
+		}
+		if r[4] != map[string]string{"home": "4", "food": "2"}[r[1]] || r[5] != want {
+			t.Errorf("%s %s %s: %s questions, refused %s %%, want %s:\n%s", r[1], r[2], r[3], r[4], r[5], want, out)
+		}
+	}
+	d, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(d)), "\n")
+	if len(lines) != 2*(4*3+2*2) {
+		t.Fatalf("dump has %d lines, want one per question, kind and way (32)", len(lines))
+	}
+	for _, line := range lines {
+		var c struct {
+			Kind, Via string
+			Refused   bool
+			Top       []map[string]any
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Refused != (c.Kind != "answerable") || len(c.Top) == 0 && !c.Refused {
+			t.Errorf("dump line: %s", line)
+		}
+		if len(c.Top) == 0 {
+			continue // nothing passed the similarity floor
+		}
+		for _, k := range []string{"high", "standout", "support", "rare_support", "message_z", "z"} {
+			if _, ok := c.Top[0][k]; !ok {
+				t.Errorf("dump line without %q: %s", k, line)
+			}
+		}
+	}
+	if _, err := run(t, "eval", "abstain", "--model", model, "--embed-backend", "go", home); err == nil {
+		t.Error("one set accepted: nothing to ask the questions in")
+	}
+}
