@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -113,20 +114,32 @@ func (q *query) similarity(r Result) float64 {
 	return best
 }
 
-// contentTerms are the query's words that say what it is about: not the
-// names taken out of it, not English stop words, Latin words of three
-// letters or more, CJK runs of two characters or more.
+// contentTerms are the query's words that say what it is about
+// (topicTerms), not the names taken out of it.
 func (q *query) contentTerms() []lexical.Term {
-	if q.content != nil {
-		return q.content
-	}
-	q.content = []lexical.Term{}
-	for _, t := range lexical.Terms(q.text + " " + strings.Join(q.Keywords, " ")) {
-		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
-			q.content = append(q.content, t)
-		}
+	if q.content == nil {
+		q.content = topicTerms(q.text + " " + strings.Join(q.Keywords, " "))
 	}
 	return q.content
+}
+
+// dates are numbers and Korean dates (2025년 3월에, 14일): when, not what,
+// a question asks about; the time filter's business, seldom in the
+// messages' words.
+var dates = regexp.MustCompile(`[0-9]+\s*(년|월|일|시|분|주|개월)?`)
+
+// topicTerms are text's words that say what it is about: Latin words of
+// three letters or more that are not stop words (Stopword), CJK runs of
+// two characters or more that do not ask (koreanQuestionWord); numbers
+// and dates left out.
+func topicTerms(text string) []lexical.Term {
+	out := []lexical.Term{}
+	for _, t := range lexical.Terms(dates.ReplaceAllString(text, " ")) {
+		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // support is the share of terms found in texts, each counted by its
@@ -265,15 +278,19 @@ func init() {
 	for _, w := range strings.Fields(`the and for with what who whom whose which when where why how did does was were are
 		has have had that this these those from about into than then there their they them she her his him you your
 		our not any all can could would should will say said tell told talk talked conversation chat
-		happen happened happens happening`) {
+		happen happened happens happening
+		january february march april may june july august september october november december
+		monday tuesday wednesday thursday friday saturday sunday`) {
 		stopwords[w] = true
 	}
 }
 
 // koreanQuestionWords begin the Korean words that ask rather than say
-// what a question is about (언제였지, 누가, 뭐야, 어디서), as the English
-// stop words hold when, who, what, where.
-var koreanQuestionWords = []string{"언제", "누가", "누구", "무엇", "뭐", "어디", "어떻게", "어떤", "어느", "왜", "몇", "얼마"}
+// what a question is about (언제였지, 누가, 뭐야, 어디서), or that only
+// carry it (했지, 한다고, 말했어, 얘기한), as the English stop words hold
+// when, who, what, where, did, say, talk.
+var koreanQuestionWords = []string{"언제", "누가", "누구", "무엇", "뭐", "어디", "어떻게", "어떤", "어느", "왜", "몇", "얼마",
+	"했", "한다", "하는", "하고", "하다", "말했", "말한", "얘기", "이야기"}
 
 func koreanQuestionWord(w string) bool {
 	return slices.ContainsFunc(koreanQuestionWords, func(p string) bool { return strings.HasPrefix(w, p) })

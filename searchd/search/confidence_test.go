@@ -168,13 +168,11 @@ func TestSupport(t *testing.T) {
 		{"kubernetes helm chart", []string{"the boiler broke"}, 0},
 		{"민수가 이사 간다고 한 게 언제였지?", []string{"다음 달에 이사를 가요", "간다니까"}, 2.0 / 3}, // 이사, 간다 of 민수가, 이사, 간다고 (언제였지 asks)
 		{"what did they say?", []string{"anything"}, 1},
+		// Dates and numbers are when, not what; 했지 only carries the question.
+		{"2025년 3월에 누가 이사 간다고 했지?", []string{"나 다음 달에 이사 가"}, 0.5},                   // 이사 of 이사, 간다고
+		{"what did Caroline do on 7 May 2023?", []string{"Caroline went hiking"}, 1}, // caroline (no names known here) of caroline
 	} {
-		var terms []lexical.Term
-		for _, t := range lexical.Terms(c.query) {
-			if n := len([]rune(t.Text)); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
-				terms = append(terms, t)
-			}
-		}
+		terms := topicTerms(c.query)
 		if got := support(terms, nil, c.texts); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("support(%q, %q) = %.2f, want %.2f (terms %v)", c.query, strings.Join(c.texts, " | "), got, c.want, terms)
 		}
