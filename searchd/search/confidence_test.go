@@ -3,11 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +19,34 @@ import (
 	"dsearch/searchd/sqlite/sqlitetest"
 )
 
-// wordsEmbedder embeds a text as its hashed words plus a large part
+// wordsEmbedder embeds a text as its words plus a large part
 // every text shares: cosines are compressed as e5's are (unrelated texts
 // near 0.8), and only the words tell texts apart.
 type wordsEmbedder struct{}
 
-const wordsDim = 64
+const wordsDim = 512
+
+// wordDims gives each word a dimension of its own, so that texts share
+// a dimension only when they share a word (hashed, unrelated words
+// collide, and a question about nothing finds a topic).
+var wordDims = struct {
+	sync.Mutex
+	m map[string]int
+}{m: map[string]int{}}
+
+func wordDim(w string) int {
+	wordDims.Lock()
+	defer wordDims.Unlock()
+	d, ok := wordDims.m[w]
+	if !ok {
+		d = 1 + len(wordDims.m)
+		if d >= wordsDim {
+			panic("wordsEmbedder: more words than dimensions")
+		}
+		wordDims.m[w] = d
+	}
+	return d
+}
 
 func (wordsEmbedder) Name() string { return "words" }
 func (wordsEmbedder) Dim() int     { return wordsDim }
@@ -46,9 +68,7 @@ func (wordsEmbedder) embed(text string) []float32 {
 		if Stopword(t.Text) {
 			continue
 		}
-		h := fnv.New32a()
-		h.Write([]byte(prefix(t.Text, 4)))
-		v[1+h.Sum32()%(wordsDim-1)]++
+		v[wordDim(prefix(t.Text, 4))]++
 		n++
 	}
 	v[0] = 2 * float32(math.Sqrt(float64(n))) // shared by every text: cosines near 0.8
