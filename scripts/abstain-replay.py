@@ -12,8 +12,9 @@ A result is confident when
 
 a standout is judged over --min-n conversations or more (fewer: not
 judged, support alone). --correction says where the best of n falls:
-"blom" (the expected maximum of n normal scores, Blom's formula, what
-search uses) or "sqrt" (sqrt(2 ln n), its large-n bound).
+"sqrt" (sqrt(2 ln n), what search uses) or "blom" (the expected maximum
+of n normal scores, Blom's formula: lower for small n; measured worse,
+docs/retrieval.md).
 
   scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--s S] [--zm ZM] [--rare]
   scripts/abstain-replay.py DUMP.jsonl [...] --grid
@@ -94,7 +95,7 @@ def main():
     ap.add_argument("--zm", type=float, default=None)
     ap.add_argument("--rare", action="store_true")
     ap.add_argument("--min-n", type=int, default=8)
-    ap.add_argument("--correction", choices=["blom", "sqrt"], default="blom")
+    ap.add_argument("--correction", choices=["sqrt", "blom"], default="sqrt")
     a = ap.parse_args()
     dumps = {p: load(p) for p in a.dumps}
     if a.grid:

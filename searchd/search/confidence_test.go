@@ -198,13 +198,3 @@ func TestSupport(t *testing.T) {
 		}
 	}
 }
-
-// chanceBest is the expected best of n standard normal scores (the
-// known values, to two decimals), below the bound √(2 ln n).
-func TestChanceBest(t *testing.T) {
-	for n, want := range map[int]float64{8: 1.42, 11: 1.59, 25: 1.97, 100: 2.51, 1000: 3.24} {
-		if got := chanceBest(n); math.Abs(got-want) > 0.015 || got >= math.Sqrt(2*math.Log(float64(n))) {
-			t.Errorf("chanceBest(%d) = %.3f, want %.2f", n, got, want)
-		}
-	}
-}
