@@ -263,27 +263,31 @@ func (l *Linker) scores(m *Line, cands []Line, ctx *context, exact bool) []float
 		}
 		return out
 	}
-	pre := make([]float64, len(cands)*units) // each candidate's hidden pre-activations
-	lin := make([]float64, len(cands))       // and linear part
 	byFeature := l.hiddenByFeature
 	if byFeature == nil {
 		byFeature = l.byFeature()
 	}
+	var zbuf [64]float64
+	z := zbuf[:0]
+	if units > len(zbuf) {
+		z = make([]float64, 0, units)
+	}
+	z = z[:units]
 	best := math.Inf(-1)
 	for i := range cands {
 		pairFeatures(f, m, cands, i, ctx)
-		z := pre[i*units : (i+1)*units]
-		lin[i] = l.preactivateBy(byFeature, f, z)
-		out[i] = l.approxActivate(lin[i], z)
+		out[i] = l.approxActivate(l.preactivateBy(byFeature, f, z), z)
 		best = max(best, out[i])
 	}
+	// The few that may be the best: their features again, scored exactly.
 	spread := l.approxSpread()
 	for i := range cands {
 		if out[i] < best-2*spread {
 			out[i] = math.Inf(-1)
 			continue
 		}
-		out[i] = l.activate(lin[i], pre[i*units:(i+1)*units], nil)
+		pairFeatures(f, m, cands, i, ctx)
+		out[i] = l.activate(l.preactivateBy(byFeature, f, z), z, nil)
 	}
 	return out
 }
