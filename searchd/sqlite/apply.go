@@ -149,7 +149,6 @@ const (
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
 	qChannelOf  = `SELECT channel_id FROM messages WHERE id = ?`
 	qMention    = `INSERT INTO message_mentions (message_id, user_id, channel_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	qSegmentOf  = `SELECT segment_id FROM message_segments WHERE message_id = ?`
 )
 
 func newApplier(ctx context.Context, db *DB, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
@@ -586,12 +585,13 @@ func (a *applier) dropSummaryOf(segment string, arg int64) error {
 // deleteMessage removes a message and its membership and leaves a
 // tombstone; its segment's bounds and count are recomputed at flush.
 func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
-	row, err := a.queryRow(qSegmentOf, id)
+	row, err := a.queryRow(`SELECT m.channel_id, COALESCE(ms.segment_id, 0) FROM messages m
+		LEFT JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`, id)
 	if err != nil {
 		return err
 	}
-	var seg int64
-	if err := row.Scan(&seg); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	var channel, seg int64
+	if err := row.Scan(&channel, &seg); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	r, err := a.exec(`DELETE FROM messages WHERE id = ?`, id)
@@ -612,8 +612,8 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	}
 	a.tombstones = true
 	delete(a.placed, id)
-	clear(a.latest) // it may name the deleted message; reload on next use
-	clear(a.recent)
+	clear(a.latest)           // it may name the deleted message; reload on next use
+	delete(a.recent, channel) // its window may hold it (none for a message not stored)
 	if seg != 0 {
 		s, err := a.span(seg)
 		if err != nil {

@@ -32,7 +32,7 @@ func (db *DB) Backfill(ctx context.Context, channel int64) (*Backfill, error) {
 
 // SetBackfill records a channel's backfill checkpoint.
 func (db *DB) SetBackfill(ctx context.Context, b *Backfill) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.writeAside(ctx, "FULL", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO backfill (channel_id, before_id, complete, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (channel_id) DO UPDATE SET before_id = excluded.before_id, complete = excluded.complete,
 			updated_at = excluded.updated_at`, b.ChannelID, b.BeforeID, b.Complete, time.Now().UnixMicro())

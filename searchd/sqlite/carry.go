@@ -16,12 +16,13 @@ import (
 //
 //   - only a committed Apply leaves them, and only the next write takes
 //     them (DB.writeCarrying): any other write drops them, except those
-//     that change none of it (writeAside: vectors, summaries, leases);
+//     that change none of it (writeAside: vectors, summaries, leases,
+//     backfill checkpoints, the text log's trimming);
 //   - another connection's commit, of this process or another (an import
 //     beside the server), moves PRAGMA data_version, which drops them;
-//   - within Apply, an edit drops its channel's window, a deletion or a
-//     re-segmentation what they touch (as they always did within a
-//     batch), and a batch author's new name every window (renamed).
+//   - within Apply, an edit or a deletion drops its channel's window, a
+//     re-segmentation its channel's (as it always did within a batch),
+//     and a batch author's new name every window (renamed).
 
 // carried is what one Apply leaves the next.
 type carried struct {

@@ -107,8 +107,13 @@ func TestCarriedWindowsStayTrue(t *testing.T) {
 	renamed.Author.Username = "zoe"
 	live("a rename", searchd.Batch{Messages: []searchd.Message{renamed}})
 	live("after the rename", searchd.Batch{Messages: []searchd.Message{line(48, 200)}})
+	live("after the rename", searchd.Batch{Messages: []searchd.Message{line(49, 100)}})
 	mustCarry("after the rename")
 
+	if err := db.SetBackfill(ctx, &Backfill{ChannelID: 100, BeforeID: 1}); err != nil { // aside too
+		t.Fatal(err)
+	}
+	mustCarry("a backfill checkpoint")
 	live("a deletion", searchd.Batch{Deletes: []int64{38}})
 	live("after the deletion", searchd.Batch{Messages: []searchd.Message{line(50, 200)}})
 	live("after the deletion", searchd.Batch{Messages: []searchd.Message{line(51, 100)}})

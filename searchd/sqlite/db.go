@@ -303,7 +303,8 @@ func (db *DB) writeSync(ctx context.Context, level string, fn func(*sql.Tx) erro
 
 // writeAside is writeSync for a write that changes nothing an applier
 // carries to the next batch (messages, their segments, their authors'
-// names and mentions): vectors, summaries, leases, the text change log.
+// names and mentions): vectors, summaries, leases, backfill checkpoints,
+// the text change log.
 // A live server's embedding job writes between two message batches;
 // this keeps the second from reading its channel's window again.
 func (db *DB) writeAside(ctx context.Context, level string, fn func(*sql.Tx) error) error {
