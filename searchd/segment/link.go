@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The reply-link model: each spoken message gets one answer to "who is
@@ -30,7 +31,7 @@ type Line struct {
 }
 
 // hash is 64-bit FNV-1a (hash/fnv's New64a), without its allocations.
-func hash(w string) uint64 {
+func hash[T string | []byte](w T) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(w); i++ {
 		h ^= uint64(w[i])
@@ -66,38 +67,67 @@ func named(m *Line, cands []Line) *Line {
 // mention).
 func NewLine(id, at, author int64, name, content string, mentions []int64) Line {
 	l := Line{ID: id, At: at, Author: author, Mentions: mentions}
-	if w := tokens(name); len(w) > 0 && len([]rune(w[0])) >= 2 {
-		l.Name = hash(w[0])
-	}
-	words := tokens(content)
-	l.Length = len(words)
-	for _, w := range words {
-		if len(w) < 3 && !isHangulWord(w) || stopwords[w] {
-			continue
+	eachWord(name, func(w []byte) bool {
+		if utf8.RuneCount(w) >= 2 {
+			l.Name = hash(w)
+		}
+		return false // the first word only
+	})
+	var first, second string // for Shift
+	eachWord(content, func(w []byte) bool {
+		switch l.Length {
+		case 0:
+			first = string(w)
+		case 1:
+			second = string(w)
+		}
+		l.Length++
+		if len(w) < 3 && !isHangulWord(w) || stopwords[string(w)] {
+			return true
 		}
 		l.Words = append(l.Words, hash(w))
-	}
+		return true
+	})
 	slices.Sort(l.Words)
 	l.Words = slices.Compact(l.Words)
 	t := strings.TrimSpace(content)
 	l.Question = strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？") || strings.Contains(t, "? ")
-	if len(words) > 0 {
-		l.Shift = shiftWords[words[0]] || len(words) > 1 && shiftWords[words[0]+" "+words[1]] ||
-			len(words) > 1 && (words[0] == "oh" || words[0] == "아") && shiftWords[words[1]]
+	if l.Length > 0 {
+		l.Shift = shiftWords[first] || l.Length > 1 && shiftWords[first+" "+second] ||
+			l.Length > 1 && (first == "oh" || first == "아") && shiftWords[second]
 	}
 	return l
 }
 
-func tokens(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	})
+// eachWord calls fn with each word of s, lowercased, until fn returns
+// false: the runs of letters, digits and apostrophes of
+// strings.ToLower(s), without allocating them (w is only valid during
+// the call).
+func eachWord(s string, fn func(w []byte) bool) {
+	var buf [64]byte
+	w := buf[:0]
+	for _, r := range s {
+		r = unicode.ToLower(r) // what strings.ToLower does to each rune
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' {
+			w = utf8.AppendRune(w, r)
+			continue
+		}
+		if len(w) > 0 {
+			if !fn(w) {
+				return
+			}
+			w = w[:0]
+		}
+	}
+	if len(w) > 0 {
+		fn(w)
+	}
 }
 
-func isHangulWord(w string) bool {
-	for _, r := range w {
+func isHangulWord(w []byte) bool {
+	for _, r := range string(w) {
 		if unicode.Is(unicode.Hangul, r) {
-			return len([]rune(w)) >= 2
+			return utf8.RuneCount(w) >= 2
 		}
 	}
 	return false

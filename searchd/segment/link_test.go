@@ -3,8 +3,10 @@ package segment
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestShippedLinker(t *testing.T) {
@@ -93,6 +95,33 @@ func TestChooseIsExact(t *testing.T) {
 		want.Prob = 0
 		if got != want {
 			t.Fatalf("window %d: Choose %+v, Explain %+v", n, got, want)
+		}
+	}
+}
+
+// eachWord is strings.ToLower, then the runs of letters, digits and
+// apostrophes, without allocating: the same words, invalid UTF-8 and
+// case mappings that change a rune's length included.
+func TestEachWordIsFieldsOfLower(t *testing.T) {
+	pieces := []string{"Hello", "WORLD", "it's", "İstanbul", "ΣΊΣΥΦΟΣ", "보일러", "ㅋㅋ", "근데", "1,234", "don't!", "\xff\xfe", "x\xc3",
+		"ǅ", "Ⅻ", "ﬃ", "KELVIN \u212a", " ", "\t", "?", "-", "'", "日本語", "émoji😀", "ÀÉÎ", "a", "ok", "btw"}
+	r := rand.New(rand.NewSource(3))
+	for n := range 20000 {
+		var b strings.Builder
+		for range r.Intn(8) {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+			if r.Intn(2) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		s := b.String()
+		want := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+		})
+		var got []string
+		eachWord(s, func(w []byte) bool { got = append(got, string(w)); return true })
+		if !slices.Equal(got, want) {
+			t.Fatalf("string %d %q: words %q, want %q", n, s, got, want)
 		}
 	}
 }
