@@ -20,7 +20,14 @@ import (
 // placing the message inside that Apply (deciding its segment: reading
 // the window or taking the one carried from the previous batch, scoring
 // the candidates, storing the membership); apply-p50/p99 the whole Apply.
+// cold: a write that is not aside comes between two messages instead, so
+// each reads its window again (as after another process's write).
 func BenchmarkPlaceLive(b *testing.B) {
+	b.Run("carried", func(b *testing.B) { benchmarkPlaceLive(b, false) })
+	b.Run("cold", func(b *testing.B) { benchmarkPlaceLive(b, true) })
+}
+
+func benchmarkPlaceLive(b *testing.B, cold bool) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(b.TempDir(), "data"))
 	if err != nil {
@@ -64,6 +71,11 @@ func BenchmarkPlaceLive(b *testing.B) {
 		b.StopTimer()
 		if err := db.SaveSummary(ctx, 1, "bench", Summary{}); err != nil { // the embedding job's kind of write
 			b.Fatal(err)
+		}
+		if cold {
+			if err := db.SetMeta(ctx, "bench", "cold"); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.StartTimer()
 	}
