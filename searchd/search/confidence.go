@@ -58,7 +58,7 @@ type Evidence struct {
 	M        int
 	// RareSupport is Support with each word weighted by its rarity
 	// (inverse document frequency over every message); Support itself
-	// without a keyword index.
+	// without a keyword index, 0 unless Service.Measure.
 	RareSupport float64
 }
 
@@ -77,7 +77,9 @@ const (
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
 	c := Confidence{Support: support(q.contentTerms(), nil, texts)}
-	c.Evidence.RareSupport = support(q.contentTerms(), q.weights, texts)
+	if q.svc.Measure {
+		c.Evidence.RareSupport = support(q.contentTerms(), q.weights, texts)
+	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
 		c.Evidence.M = q.msgSpread.N
 		if q.msgSpread.Std > 0 {
@@ -221,8 +223,10 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	if err := q.weigh(ctx); err != nil {
-		return false, err
+	if q.svc.Measure {
+		if err := q.weigh(ctx); err != nil {
+			return false, err
+		}
 	}
 	confident := false
 	for i, r := range top {

@@ -114,6 +114,10 @@ type Service struct {
 	// them, rather than every search spending the budget while others
 	// queue behind it.
 	Busy func() bool
+	// Measure: every result's Confidence.Evidence also holds the
+	// measures the rule does not use (the rarity-weighted support, a
+	// look-up per word in the keyword index), for `searchd eval abstain`.
+	Measure bool
 
 	filters filterCache
 }

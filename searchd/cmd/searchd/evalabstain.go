@@ -86,6 +86,7 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 		// Nor on the fly: messages rank without vectors.
 		svc.Busy = func() bool { return true }
 	}
+	svc.Measure = true // the evidence the rule does not use, for the dump
 	// Each question is asked up to six times (three kinds, two ways):
 	// embedded once.
 	svc.Embedder = &memoModel{Model: model, vecs: map[string][]float32{}}

@@ -92,6 +92,10 @@ func TestEvalAbstain(t *testing.T) {
 				t.Errorf("dump line without %q: %s", k, line)
 			}
 		}
+		if c.Kind == "answerable" && c.Top[0]["rare_support"] != c.Top[0]["support"] {
+			// Every word of the question is in its answer: 1 either way.
+			t.Errorf("rarity-weighted support not measured: %s", line)
+		}
 	}
 	if _, err := run(t, "eval", "abstain", "--model", model, "--embed-backend", "go", home); err == nil {
 		t.Error("one set accepted: nothing to ask the questions in")
