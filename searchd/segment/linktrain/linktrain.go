@@ -6,6 +6,7 @@ package linktrain
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,9 +120,9 @@ func loadExport(path string, parents map[int64][]int64) (Channel, error) {
 	}
 	slices.SortStableFunc(msgs, func(a, b msg) int {
 		if a.line.At != b.line.At {
-			return cmpInt(a.line.At, b.line.At)
+			return cmp.Compare(a.line.At, b.line.At)
 		}
-		return cmpInt(a.line.ID, b.line.ID)
+		return cmp.Compare(a.line.ID, b.line.ID)
 	})
 	for _, m := range msgs {
 		ch.Lines = append(ch.Lines, m.line)
@@ -130,15 +131,21 @@ func loadExport(path string, parents map[int64][]int64) (Channel, error) {
 	return ch, nil
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// unionFind joins messages into conversations: each maps to another of
+// its conversation, a root to itself or to nothing.
+type unionFind map[int64]int64
+
+func (u unionFind) find(x int64) int64 {
+	p, ok := u[x]
+	if !ok || p == x {
+		return x
 	}
-	return 0
+	r := u.find(p)
+	u[x] = r
+	return r
 }
+
+func (u unionFind) union(a, b int64) { u[u.find(a)] = u.find(b) }
 
 // Options are the training settings.
 type Options struct {
@@ -162,17 +169,7 @@ var DefaultOptions = Options{Window: 50, Horizon: 1800, Epochs: 6, Hidden: 16, R
 // with own, those the model itself makes, as at run time, so it learns
 // to work from its own mistakes.
 func examples(l *segment.Linker, ch Channel, own bool, visit func(m *segment.Line, cands []segment.Line, gold []int)) {
-	uf := map[int64]int64{}
-	var find func(int64) int64
-	find = func(x int64) int64 {
-		p, ok := uf[x]
-		if !ok || p == x {
-			return x
-		}
-		r := find(p)
-		uf[x] = r
-		return r
-	}
+	uf := unionFind{}
 	var window []segment.Line
 	var cands []segment.Line
 	for i := range ch.Lines {
@@ -201,7 +198,7 @@ func examples(l *segment.Linker, ch Channel, own bool, visit func(m *segment.Lin
 				cands = append(cands[:0], c...)
 				if !own {
 					for j := range cands {
-						cands[j].Segment = find(cands[j].ID)
+						cands[j].Segment = uf.find(cands[j].ID)
 					}
 				}
 				var gold []int
@@ -218,7 +215,7 @@ func examples(l *segment.Linker, ch Channel, own bool, visit func(m *segment.Lin
 				}
 			}
 			for _, p := range ps {
-				uf[find(m.ID)] = find(p)
+				uf.union(m.ID, p)
 			}
 		}
 		window = append(window, m)
@@ -310,27 +307,17 @@ func Segment(l *segment.Linker, ch Channel) map[int64]int64 {
 func Evaluate(l *segment.Linker, dev []Channel) segeval.Scores {
 	gold, guess := map[int64]int64{}, map[int64]int64{}
 	for _, ch := range dev {
-		uf := map[int64]int64{}
-		var find func(int64) int64
-		find = func(x int64) int64 {
-			p, ok := uf[x]
-			if !ok || p == x {
-				return x
-			}
-			r := find(p)
-			uf[x] = r
-			return r
-		}
+		uf := unionFind{}
 		for id, ps := range ch.Parents {
 			for _, p := range ps {
 				if _, ok := ch.Parents[p]; ok { // gold conversations hold annotated lines only
-					uf[find(id)] = find(p)
+					uf.union(id, p)
 				}
 			}
 		}
 		seg := Segment(l, ch)
 		for id := range ch.Parents {
-			gold[id] = find(id)
+			gold[id] = uf.find(id)
 			guess[id] = seg[id]
 		}
 	}
