@@ -57,6 +57,8 @@ def main():
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--segments", type=int, default=29000, help="vectors on each side (dsearch-bench -segments)")
     p.add_argument("--dim", type=int, default=1024)
+    p.add_argument("--direct", action="store_true",
+                   help="the peer's lexical retrieval by BM25 over the fts tables, not the match_bm25 macro")
     a = p.parse_args()
     peer = [sys.executable, os.path.join(HERE, "peer.py")]
     if not os.path.exists(a.peer_db):
@@ -83,7 +85,8 @@ def main():
             for fname, (bench_args, peer_args) in filters.items():
                 cmds = {"searchd": [a.bench, "--data", a.data, "-segments", str(a.segments), "-dim", str(a.dim),
                                     "-mode", mode, "-n", str(a.n), "-v"] + bench_args,
-                        "peer": peer + ["bench", "--db", a.peer_db, "--mode", mode, "-n", str(a.n), "-v"] + peer_args}
+                        "peer": peer + ["bench", "--db", a.peer_db, "--mode", mode, "-n", str(a.n), "-v"] + peer_args
+                        + (["--direct"] if a.direct else [])}
                 order = ["searchd", "peer"] if block % 2 == 0 else ["peer", "searchd"]
                 block += 1
                 load = os.getloadavg()[0]
@@ -100,7 +103,8 @@ def main():
                 print(f"round {r + 1} {mode:<8} {fname:<8} load {load:5.2f}  " + ", ".join(line), flush=True)
 
     print(f"\n{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {a.rounds} rounds × {a.n} runs of 8 queries "
-          f"per block, load average (1 min) {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores\n")
+          f"per block, load average (1 min) {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores; "
+          f"the peer's lexical retrieval {'direct BM25 over the fts tables' if a.direct else 'by match_bm25'}\n")
     print("| mode | filters | searchd p50 / p95 | peer p50 / p95 | p50 ratio | p95 ratio | p50 / p95 ratio by round "
           "| CPU/request searchd / peer |")
     print("|---|---|---|---|---|---|---|---|")

@@ -131,8 +131,10 @@ def safe_query(q):
 
 
 class Peer:
-    def __init__(self, con, dim, channels=(), since=0, until=0):
+    def __init__(self, con, dim, channels=(), since=0, until=0, direct=False):
         self.con, self.dim = con, dim
+        if direct:
+            self.lexical = self.lexical_direct
         conds, params = [], []
         if channels:
             conds.append(f"m.channel_id IN ({', '.join('?' * len(channels))})")
@@ -161,6 +163,25 @@ class Peer:
         where, params = self.where(keywords)
         return self.con.execute(f"""SELECT {columns}, fts_main_messages.match_bm25(m.id, {safe_query(q)}) AS score
             FROM messages m WHERE score IS NOT NULL{where}
+            ORDER BY score DESC, m.id LIMIT {limit}""", params).fetchall()
+
+    def lexical_direct(self, q, keywords, limit, columns="m.id"):
+        """The macro's BM25 (k1 1.2, b 0.75) over the extension's own
+        tables, written to score only the documents holding a query term:
+        the same ranking, without the macro's join over every message
+        (peer.py --direct; docs/benchmarks.md)."""
+        where, params = self.where(keywords)
+        return self.con.execute(f"""WITH qterms AS (
+                SELECT termid, df FROM fts_main_messages.dict
+                WHERE term IN (SELECT DISTINCT unnest(fts_main_messages.tokenize({safe_query(q)})))),
+            tf AS (SELECT t.docid, t.termid, count(*) AS tf
+                FROM fts_main_messages.terms t JOIN qterms USING (termid) GROUP BY ALL),
+            scored AS (SELECT d.name AS id, sum(log((s.num_docs - q.df + 0.5) / (q.df + 0.5) + 1)
+                    * tf.tf * 2.2 / (tf.tf + 1.2 * (1 - 0.75 + 0.75 * d.len / s.avgdl))) AS score
+                FROM tf JOIN qterms q USING (termid) JOIN fts_main_messages.docs d USING (docid),
+                    fts_main_messages.stats s
+                GROUP BY d.name)
+            SELECT {columns}, score FROM scored JOIN messages m ON m.id = scored.id WHERE true{where}
             ORDER BY score DESC, m.id LIMIT {limit}""", params).fetchall()
 
     def semantic(self, q, keywords, limit, columns="m.id"):
@@ -208,7 +229,7 @@ def open_peer(args):
     con = connect(args.db, read_only=True)
     dim = con.execute("SELECT array_length(embedding) FROM vectors LIMIT 1").fetchone()[0]
     channels = [int(c) for c in args.channels.split(",") if c.strip()] if args.channels else []
-    return Peer(con, dim, channels, args.since, args.until)
+    return Peer(con, dim, channels, args.since, args.until, args.direct)
 
 
 def bench(args):
@@ -255,6 +276,8 @@ def main():
         s.add_argument("--channels", default="", help="comma-separated channel IDs")
         s.add_argument("--since", type=int, default=0, help="µs, inclusive")
         s.add_argument("--until", type=int, default=0, help="µs, inclusive")
+        s.add_argument("--direct", action="store_true",
+                       help="lexical retrieval by BM25 over the fts tables, not by the match_bm25 macro")
         if name == "bench":
             s.add_argument("-n", type=int, default=3, help="runs of the query set")
             s.add_argument("-v", action="store_true", help="print each request's latency")
