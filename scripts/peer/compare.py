@@ -65,6 +65,11 @@ def main():
         print(f"building the peer's database {a.peer_db} from {a.data}", flush=True)
         subprocess.run(peer + ["build", "--data", a.data, "--out", a.peer_db,
                                "--vectors", str(a.segments), "--dim", str(a.dim)], check=True)
+    have = subprocess.run(peer + ["count", "--db", a.peer_db], check=True, capture_output=True, text=True).stdout.strip()
+    db = sqlite3.connect(f"file:{os.path.join(a.data, 'dsearch.db')}?mode=ro", uri=True)
+    want_n = str(db.execute("SELECT count(*) FROM messages WHERE content <> ''").fetchone()[0])
+    if have != want_n:
+        sys.exit(f"compare: {a.peer_db} holds {have} messages, {a.data} {want_n}: remove {a.peer_db} to build it again")
     # Gives searchd's database its random vectors if it has none yet.
     subprocess.run([a.bench, "--data", a.data, "-segments", str(a.segments), "-dim", str(a.dim),
                     "-mode", "lexical", "-n", "1"], check=True, stdout=subprocess.DEVNULL)

@@ -227,6 +227,10 @@ def query_vector(q, dim):
 
 def open_peer(args):
     con = connect(args.db, read_only=True)
+    columns = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'vectors'").fetchall()}
+    if "channel_id" not in columns:
+        sys.exit(f"peer: {args.db} was built by an older peer.py; remove it to build it again")
     dim = con.execute("SELECT array_length(embedding) FROM vectors LIMIT 1").fetchone()[0]
     channels = [int(c) for c in args.channels.split(",") if c.strip()] if args.channels else []
     return Peer(con, dim, channels, args.since, args.until, args.direct)
@@ -255,6 +259,10 @@ def bench(args):
     print(f"{args.mode:<9} {len(lat):>9} {ms(pct(0.5)):>9} {ms(pct(0.95)):>9} {ms(lat[-1]):>9} {ms(cpu):>13}")
 
 
+def count(args):
+    print(connect(args.db, read_only=True).execute("SELECT count(*) FROM messages").fetchone()[0])
+
+
 def query(args):
     peer = open_peer(args)
     for row in peer.search(args.mode, args.q, args.keywords, args.limit):
@@ -269,6 +277,7 @@ def main():
     b.add_argument("--out", required=True, help="the DuckDB file to create")
     b.add_argument("--vectors", type=int, default=29000, help="messages given vectors (dsearch-bench -segments)")
     b.add_argument("--dim", type=int, default=1024, help="vector dimension (dsearch-bench -dim)")
+    sub.add_parser("count", help="print how many messages the peer holds").add_argument("--db", required=True)
     for name, helptext in (("bench", "time the fixed query set"), ("query", "print one search's page")):
         s = sub.add_parser(name, help=helptext)
         s.add_argument("--db", required=True)
@@ -286,7 +295,7 @@ def main():
             s.add_argument("--limit", type=int, default=PAGE)
             s.add_argument("q")
     args = p.parse_args()
-    {"build": build, "bench": bench, "query": query}[args.cmd](args)
+    {"build": build, "bench": bench, "query": query, "count": count}[args.cmd](args)
 
 
 if __name__ == "__main__":
