@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -138,18 +139,8 @@ func (x *Index) newSearch(q Query) *search {
 		s.required = append(s.required, idx)
 	}
 	s.byBound = slices.Clone(s.cursors)
-	slices.SortStableFunc(s.byBound, func(a, b *cursor) int { return cmpFloat(a.bound, b.bound) })
+	slices.SortStableFunc(s.byBound, func(a, b *cursor) int { return cmp.Compare(a.bound, b.bound) })
 	return s
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // weight is a term's BM25 weight in a message, as FTS5's bm25() adds it.
