@@ -140,16 +140,11 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		defer model.Close()
 		svc.Embedder = model
 	}
-	var dumpw *bufio.Writer
-	if dump != "" {
-		f, err := os.Create(dump)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		dumpw = bufio.NewWriter(f)
-		defer dumpw.Flush()
+	dumpw, closeDump, err := createDump(dump)
+	if err != nil {
+		return err
 	}
+	defer closeDump()
 	fmt.Fprintf(m.Stdout, "%d queries over %s\n", len(qs), export)
 	if svc.Embedder != nil {
 		printReadings(m.Stdout, svc, qs)
@@ -559,4 +554,18 @@ func (m *Main) embedForEval(ctx context.Context, cfg *Config, db *sqlite.DB, svc
 		return nil, err
 	}
 	return model, nil
+}
+
+// createDump creates path for a JSON Lines dump (nil where path is ""),
+// and returns the function that flushes and closes it.
+func createDump(path string) (*bufio.Writer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := bufio.NewWriter(f)
+	return w, func() { w.Flush(); f.Close() }, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,16 +101,11 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 	if err != nil {
 		return err
 	}
-	var dumpw *bufio.Writer
-	if dump != "" {
-		f, err := os.Create(dump)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		dumpw = bufio.NewWriter(f)
-		defer dumpw.Flush()
+	dumpw, closeDump, err := createDump(dump)
+	if err != nil {
+		return err
 	}
+	defer closeDump()
 	tally := map[abstainKey]*abstainTally{}
 	var order []abstainKey
 	ask := func(s *set, kind string, q evalQuery, text string, channel int64) error {
