@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"dsearch/searchd"
+	"dsearch/searchd/index"
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/segment"
@@ -234,6 +236,10 @@ func TestRulePlanAndNames(t *testing.T) {
 	if p := planByRules("What did Melanie paint on Friday, October 13, 2023 with Claude?", nil); strings.Join(p.Keywords, "|") != "Melanie|Claude" {
 		t.Errorf("month and day names are no keywords: %q", p.Keywords)
 	}
+	// A capital after a full stop starts a sentence: not a proper noun by it.
+	if p := planByRules("In-ho: Okay. Can you help Mike? Sure.", nil); strings.Join(p.Keywords, "|") != "Mike" {
+		t.Errorf("sentence starts are no keywords: %q", p.Keywords)
+	}
 	if p := planByRules("클코로 리포트 고친 얘기 claude", nil); len(p.Keywords) != 1 || p.Keywords[0] != "claude" {
 		t.Errorf("Korean question: %q", p.Keywords)
 	}
@@ -337,20 +343,57 @@ func (noEmbedder) Dim() int                                                     
 func (noEmbedder) EmbedQuery(context.Context, string) ([]float32, error)        { return nil, nil }
 func (noEmbedder) EmbedPassages(context.Context, []string) ([][]float32, error) { return nil, nil }
 
-// A subquery of a word or two asks for its words: hybrid, whose exact
-// queries keep their keyword hits first; pipeline would rank it by meaning
-// alone. Without a model, lexical.
-func TestSubqueryMode(t *testing.T) {
-	s := &Service{Search: &search.Service{}}
-	if m := s.mode("보일러"); m != search.Lexical {
+// sameEmbedder gives every text one vector: by meaning, nothing tells
+// the conversations apart.
+type sameEmbedder struct{}
+
+func (sameEmbedder) Name() string { return "same" }
+func (sameEmbedder) Dim() int     { return 2 }
+func (sameEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return []float32{0.6, 0.8}, nil
+}
+func (e sameEmbedder) EmbedPassages(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{0.6, 0.8}
+	}
+	return out, nil
+}
+
+// A question is searched in hybrid mode, with its words as well as its
+// meaning: where the meaning tells nothing apart, the messages holding
+// the question's words come first, as in a hybrid search (the pipeline,
+// the default mode, ranks by meaning alone and puts the first
+// conversation first). Without a model, lexical.
+func TestQuestionSearchedByWordsAndMeaning(t *testing.T) {
+	ctx := context.Background()
+	s, _ := setup(t, &fakeOllama{})
+	if m := s.mode(); m != search.Lexical {
 		t.Errorf("no model: %s", m)
 	}
-	s.Search.Embedder = noEmbedder{}
-	for q, want := range map[string]search.Mode{"보일러": search.Hybrid, `"Death Stranding"`: search.Hybrid,
-		"when did alex say he was moving": ""} { // the search's default
-		if m := s.mode(q); m != want {
-			t.Errorf("%q: %s, want %s", q, m, want)
-		}
+	s.LLM = nil
+	if err := (&index.Job{DB: s.DB, Embedder: sameEmbedder{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	matrix, err := index.LoadMatrix(ctx, s.DB, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Search.Embedder, s.Search.Matrix = sameEmbedder{}, matrix
+	q := "the boiler and the plumber"
+	hybrid, err := s.Search.Search(ctx, search.Request{Query: q, Mode: search.Hybrid, RankedMessages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Query(ctx, Request{Question: q, RankedMessages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.RankedMessages) == 0 || resp.RankedMessages[0] != 4 || !slices.Equal(resp.RankedMessages, hybrid.RankedMessages) {
+		t.Errorf("question ranked messages %v, hybrid %v: want the plumber's (4) first, as hybrid", resp.RankedMessages, hybrid.RankedMessages)
+	}
+	if len(resp.Results) == 0 || resp.Results[0].MessageID != 4 {
+		t.Errorf("first result %+v, want the plumber's conversation", resp.Results)
 	}
 }
 

@@ -279,8 +279,15 @@ func planByRules(question string, synonyms map[string][]string) *Plan {
 	}
 	hangul := strings.IndexFunc(question, func(r rune) bool { return unicode.Is(unicode.Hangul, r) }) >= 0
 	rest := quotedRE.ReplaceAllString(question, " ") // quoted phrases are in already
-	for i, w := range strings.Fields(rest) {
-		w = strings.Trim(w, ".,!?;:()[]\"'“”")
+	sentenceStart := true
+	for _, field := range strings.Fields(rest) {
+		// A capital after a full stop (or ?, !, :) starts a sentence:
+		// in "In-ho: Okay. Can you help Mike?" Mike is a name, Okay and Can
+		// are not.
+		first := sentenceStart
+		end := strings.TrimRight(field, "\"'”)]")
+		sentenceStart = end != "" && strings.ContainsRune(".!?:", rune(end[len(end)-1]))
+		w := strings.Trim(field, ".,!?;:()[]\"'“”")
 		if w == "" {
 			continue
 		}
@@ -292,9 +299,9 @@ func planByRules(question string, synonyms map[string][]string) *Plan {
 		if !latin || len(w) < 3 || calendarWord(w) {
 			continue
 		}
-		first, _ := utf8.DecodeRuneInString(w)
+		initial, _ := utf8.DecodeRuneInString(w)
 		mixed := strings.IndexFunc(w[1:], unicode.IsUpper) >= 0
-		if (hangul && !commonEnglish[strings.ToLower(w)]) || (i > 0 && unicode.IsUpper(first)) || mixed {
+		if (hangul && !commonEnglish[strings.ToLower(w)]) || (!first && unicode.IsUpper(initial)) || mixed {
 			add(w)
 		}
 	}

@@ -54,7 +54,7 @@ func ParseMode(s string) (Mode, error) {
 // Slackquery's.
 type Config struct {
 	Window         int     // candidates per retriever for fusion: 100
-	LexicalWeight  float64 // hybrid: weight of the lexical z-scores, 0.75 (docs/retrieval.md, "Fusion")
+	LexicalWeight  float64 // hybrid: weight of the lexical z-scores, 0.5 (docs/retrieval.md, "Fusion")
 	SemanticWeight float64 // hybrid: weight of the semantic z-scores, 1
 	Pool           int     // segments rescored: 40
 	RescoreLimit   int     // messages rescored per segment: 80
@@ -93,7 +93,7 @@ type Config struct {
 
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
-	return Config{Window: 100, LexicalWeight: 0.75, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
+	return Config{Window: 100, LexicalWeight: 0.5, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
 		Standout: 0.5, Support: 0.5}
 }

@@ -337,6 +337,10 @@ func TestClassify(t *testing.T) {
 		"이사 간다고 한 게 언제였지":                            Conceptual,
 		"boiler repair cost":                         Mixed,
 		"the iPhone story":                           Exact,
+		// A sentence with a quote, a number or a date asks for a meaning.
+		`Mother often says, "You are a very lazy boy, Min-ho!"`: Conceptual,
+		"What did Melanie paint on October 13, 2023?":           Conceptual,
+		`캘리포니아 주에 있는 한 마을에서는 "운전자는 300피트 전방에서 세워야 한다"는 법안을 통과시켰다.`: Conceptual,
 	} {
 		if got := Classify(q); got != want {
 			t.Errorf("Classify(%q) = %s, want %s", q, got, want)
