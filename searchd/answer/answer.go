@@ -297,8 +297,8 @@ func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.
 // mode is how a subquery is searched: hybrid, lexical without a model.
 // Hybrid holds all the evidence the others have (its semantic side is
 // the pipeline's message rescoring, its lexical side BM25, each counted
-// by how far its best stand out: search/fusion.go), so a question never
-// ranks below a single mode for want of one of them. The pipeline, the
+// by how far its best stand out: search/fusion.go), so the question's
+// words count as well as its meaning. The pipeline, the
 // default before, ranks by meaning alone once its keyword filter has
 // passed, and lost what the question's words find: on held-out
 // KorQuAD, whose questions reuse their paragraph's words, recall@1
