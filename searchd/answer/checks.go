@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"dsearch/searchd/search"
 )
 
 // What a small model writes instead of a summary, checked in its words:
@@ -203,7 +205,7 @@ func otherLanguage(text, want, material string) string {
 func isEnglish(ws []string) bool {
 	n := 0
 	for _, w := range ws {
-		if stopwords[w] {
+		if search.Stopword(w) {
 			n++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/llm"
+	"dsearch/searchd/search"
 )
 
 // Plan is how a question is searched: 1–4 short search phrases and the
@@ -116,7 +117,7 @@ func (p *Plan) groundIn(question string, coverage float64) error {
 				}
 				continue
 			}
-			if utf8.RuneCountInString(t.Text) < 3 || stopwords[t.Text] {
+			if utf8.RuneCountInString(t.Text) < 3 || search.Stopword(t.Text) {
 				continue
 			}
 			for _, q := range qt {
@@ -184,7 +185,7 @@ func (p *Plan) groundIn(question string, coverage float64) error {
 func covered(question, text string) (have, want int) {
 	tt := lexical.Terms(text)
 	for _, q := range lexical.Terms(question) {
-		if q.CJK || utf8.RuneCountInString(q.Text) < 3 || stopwords[q.Text] {
+		if q.CJK || utf8.RuneCountInString(q.Text) < 3 || search.Stopword(q.Text) {
 			continue
 		}
 		want++
@@ -205,18 +206,6 @@ func commonPrefix(a, b string) int {
 		n++
 	}
 	return n
-}
-
-// stopwords are English words that say nothing of a question's topic.
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`the and for with what who whom whose which when where why how did does was were are
-		has have had that this these those from about into than then there their they them she her his him you your
-		our not any all can could would should will say said tell told talk talked conversation chat
-		happen happened happens happening`) {
-		stopwords[w] = true
-	}
 }
 
 // planWithLLM asks the model for a plan, with one retry on a bad answer.

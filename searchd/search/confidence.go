@@ -131,13 +131,14 @@ func (q *query) contentTerms() []lexical.Term {
 var dates = regexp.MustCompile(`[0-9]+\s*(년|월|일|시|분|주|개월)?`)
 
 // topicTerms are text's words that say what it is about: Latin words of
-// three letters or more that are not stop words (Stopword), CJK runs of
+// three letters or more that are not stop words (Stopword) or names of
+// months and weekdays (the time filter's), CJK runs of
 // two characters or more that do not ask (koreanQuestionWord); numbers
 // and dates left out.
 func topicTerms(text string) []lexical.Term {
 	out := []lexical.Term{}
 	for _, t := range lexical.Terms(dates.ReplaceAllString(text, " ")) {
-		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
+		if n := utf8.RuneCountInString(t.Text); n >= 3 && !t.CJK && !Stopword(t.Text) && !dateNames[t.Text] || t.CJK && n >= 2 && !koreanQuestionWord(t.Text) {
 			out = append(out, t)
 		}
 	}
@@ -275,20 +276,6 @@ func (q *query) texts(ctx context.Context, results []Result) ([][]string, error)
 	return out, nil
 }
 
-// stopwords are English words that say nothing of what a text is about.
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`the and for with what who whom whose which when where why how did does was were are
-		has have had that this these those from about into than then there their they them she her his him you your
-		our not any all can could would should will say said tell told talk talked conversation chat
-		happen happened happens happening
-		january february march april may june july august september october november december
-		monday tuesday wednesday thursday friday saturday sunday`) {
-		stopwords[w] = true
-	}
-}
-
 // koreanQuestionWords begin the Korean words that ask rather than say
 // what a question is about (언제였지, 누가, 뭐야, 어디서), or that only
 // carry it (했지, 한다고, 말했어, 얘기한), as the English stop words hold
@@ -299,10 +286,6 @@ var koreanQuestionWords = []string{"언제", "누가", "누구", "무엇", "뭐"
 func koreanQuestionWord(w string) bool {
 	return slices.ContainsFunc(koreanQuestionWords, func(p string) bool { return strings.HasPrefix(w, p) })
 }
-
-// Stopword says whether w (lower-case) is an English word that says
-// nothing of a question's topic.
-func Stopword(w string) bool { return stopwords[w] }
 
 // reference is what a result's similarity is compared with, when it is
 // not what the scan saw: the conversations of the channels searched,

@@ -65,7 +65,7 @@ func (wordsEmbedder) embed(text string) []float32 {
 	v := make([]float32, wordsDim)
 	n := 0
 	for _, t := range lexical.Terms(text) {
-		if Stopword(t.Text) {
+		if Stopword(t.Text) || dateNames[t.Text] {
 			continue
 		}
 		v[wordDim(prefix(t.Text, 4))]++
