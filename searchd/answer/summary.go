@@ -54,7 +54,7 @@ var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
 // rules or the results given back, and in the question's language.
 func checkSummary(answer, question, input string, shown []int) error {
 	if n, bad := badCitation(answer, shown); bad {
-		return fmt.Errorf("the summary cited [%d], which is not among the results", n)
+		return fmt.Errorf("the summary cited [%d], a result it was not given", n)
 	}
 	if !citeRE.MatchString(answer) {
 		return errors.New("the summary cites no result")
