@@ -13,7 +13,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -123,7 +122,7 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		}
 		modes = []search.Mode{md}
 	}
-	db, done, err := keptImport(ctx, cfg, export, keep)
+	db, done, err := scratchImport(ctx, cfg, []string{export}, keep)
 	if err != nil {
 		return err
 	}
@@ -182,20 +181,6 @@ func (m *Main) evalRetrieval(ctx context.Context, cfg *Config, export, queryFile
 		}
 	}
 	return nil
-}
-
-// keptImport is scratchImport, kept in keep when it is not "" (and used
-// as it is when it holds this export already: the model's vectors too,
-// which sqlite.DB.CheckModel keeps from being mixed with another's).
-func keptImport(ctx context.Context, cfg *Config, export, keep string) (*sqlite.DB, func(), error) {
-	if keep == "" {
-		return scratchImport(ctx, cfg, export)
-	}
-	b, err := os.ReadFile(filepath.Join(keep, "imported"))
-	if err == nil && string(b) != export+"\n" {
-		return nil, nil, fmt.Errorf("--keep %s holds another import (%s), not %s: use another directory", keep, strings.TrimSpace(string(b)), export)
-	}
-	return scratchImportAll(ctx, cfg, []string{export}, keep)
 }
 
 // printReadings prints the distribution of the model's reading of the

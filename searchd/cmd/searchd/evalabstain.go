@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 
 	"dsearch/searchd/answer"
 	"dsearch/searchd/embed"
-	"dsearch/searchd/ingest"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
 )
@@ -67,7 +65,7 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 			}
 		}
 	}
-	db, done, err := scratchImportAll(ctx, cfg, sets, keep)
+	db, done, err := scratchImport(ctx, cfg, sets, keep)
 	if err != nil {
 		return err
 	}
@@ -250,55 +248,6 @@ func printAbstain(w io.Writer, model string, order []abstainKey, tally map[absta
 		}
 	}
 	tw.Flush()
-}
-
-// scratchImportAll imports the exports under every dir into one scratch
-// database. With keep, the database is kept in that directory and, when
-// it is there already, used as it is: a second run (other thresholds,
-// the same model) embeds nothing.
-func scratchImportAll(ctx context.Context, cfg *Config, dirs []string, keep string) (*sqlite.DB, func(), error) {
-	scratch := keep
-	if keep == "" {
-		var err error
-		if scratch, err = os.MkdirTemp("", "dsearch-eval-"); err != nil {
-			return nil, nil, err
-		}
-	}
-	_, statErr := os.Stat(filepath.Join(scratch, "imported"))
-	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
-	if err != nil {
-		if keep == "" {
-			os.RemoveAll(scratch)
-		}
-		return nil, nil, err
-	}
-	done := func() {
-		db.Close()
-		if keep == "" {
-			os.RemoveAll(scratch)
-		}
-	}
-	if keep != "" && statErr == nil {
-		return db, done, nil
-	}
-	files, err := ingest.Files(dirs)
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files.Files) {
-		if r.Err != nil {
-			done()
-			return nil, nil, r.Err
-		}
-	}
-	if keep != "" {
-		if err := os.WriteFile(filepath.Join(scratch, "imported"), []byte(strings.Join(dirs, "\n")+"\n"), 0o600); err != nil {
-			done()
-			return nil, nil, err
-		}
-	}
-	return db, done, nil
 }
 
 // memoModel embeds each query once.

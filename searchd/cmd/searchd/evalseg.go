@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"dsearch/searchd"
 	"dsearch/searchd/export"
@@ -19,48 +20,97 @@ import (
 	"dsearch/searchd/sqlite"
 )
 
-// scratchImport imports an export into a throw-away database with the
-// configured segmentation; done closes and removes it.
-func scratchImport(ctx context.Context, cfg *Config, export string) (db *sqlite.DB, done func(), err error) {
-	return scratchImportOrdered(ctx, cfg, export, "import")
-}
-
-// scratchImportOrdered is scratchImport with the messages arriving in
-// another order than the files': "backfill" as the bot sends history
-// (pages of up to 100, newest page first), "shuffle" at random in
-// batches of up to 100.
-func scratchImportOrdered(ctx context.Context, cfg *Config, export, order string) (db *sqlite.DB, done func(), err error) {
-	scratch, err := os.MkdirTemp("", "dsearch-eval-")
+// scratchImport imports the exports under every dir into one scratch
+// database with the configured segmentation; done closes it. Without
+// keep the database is thrown away by done. With keep it stays in that
+// directory and, when it is there already for the same dirs, is used as
+// it is: a second run embeds nothing (sqlite.DB.CheckModel keeps one
+// model's vectors from being mixed with another's). A keep directory
+// that holds another import is refused.
+func scratchImport(ctx context.Context, cfg *Config, dirs []string, keep string) (*sqlite.DB, func(), error) {
+	want := strings.Join(dirs, "\n") + "\n"
+	if keep != "" {
+		b, err := os.ReadFile(filepath.Join(keep, "imported"))
+		if err == nil && string(b) != want {
+			return nil, nil, fmt.Errorf("--keep %s holds another import (%s), not %s: use another directory",
+				keep, strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", ", "), strings.Join(dirs, ", "))
+		}
+		if err == nil {
+			db, err := sqlite.Open(ctx, filepath.Join(keep, "data"))
+			if err != nil {
+				return nil, nil, err
+			}
+			return db, func() { db.Close() }, nil
+		}
+	}
+	db, done, err := scratchDB(ctx, keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err = sqlite.Open(ctx, filepath.Join(scratch, "data"))
-	if err != nil {
-		os.RemoveAll(scratch)
-		return nil, nil, err
-	}
-	done = func() {
-		db.Close()
-		os.RemoveAll(scratch)
-	}
-	listing, err := ingest.Files([]string{export})
-	files := listing.Files
+	files, err := ingest.Files(dirs)
 	if err != nil {
 		done()
 		return nil, nil, err
 	}
-	if order != "import" {
-		if err := importOrdered(ctx, db, cfg, files, order); err != nil {
-			done()
-			return nil, nil, err
-		}
-		return db, done, nil
-	}
-	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files) {
+	for _, r := range (&ingest.Importer{DB: db, Rules: cfg.Rules}).Import(ctx, files.Files) {
 		if r.Err != nil {
 			done()
 			return nil, nil, r.Err
 		}
+	}
+	if keep != "" {
+		if err := os.WriteFile(filepath.Join(keep, "imported"), []byte(want), 0o600); err != nil {
+			done()
+			return nil, nil, err
+		}
+	}
+	return db, done, nil
+}
+
+// scratchDB opens a new database in dir, or in a new temporary directory
+// that done removes when dir is "".
+func scratchDB(ctx context.Context, dir string) (*sqlite.DB, func(), error) {
+	scratch := dir
+	if dir == "" {
+		var err error
+		if scratch, err = os.MkdirTemp("", "dsearch-eval-"); err != nil {
+			return nil, nil, err
+		}
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(scratch, "data"))
+	if err != nil {
+		if dir == "" {
+			os.RemoveAll(scratch)
+		}
+		return nil, nil, err
+	}
+	return db, func() {
+		db.Close()
+		if dir == "" {
+			os.RemoveAll(scratch)
+		}
+	}, nil
+}
+
+// scratchImportOrdered is scratchImport of one export with the messages
+// arriving in another order than the files': "backfill" as the bot sends
+// history (pages of up to 100, newest page first), "shuffle" at random in
+// batches of up to 100; "import" is the files' order.
+func scratchImportOrdered(ctx context.Context, cfg *Config, export, order string) (*sqlite.DB, func(), error) {
+	if order == "import" {
+		return scratchImport(ctx, cfg, []string{export}, "")
+	}
+	db, done, err := scratchDB(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	listing, err := ingest.Files([]string{export})
+	if err == nil {
+		err = importOrdered(ctx, db, cfg, listing.Files, order)
+	}
+	if err != nil {
+		done()
+		return nil, nil, err
 	}
 	return db, done, nil
 }
