@@ -6,24 +6,33 @@ A result is confident when
 
   its standout (z over the conversations compared, less where the best of
   n unrelated ones falls) is at least --z,
-  or its support (--rare: weighted by word rarity) is at least --s,
+  or its lead (how far its similarity stands above the best other
+  conversation's, in the query's spreads: above 0 only for the most
+  similar) is at least --lead,
+  or its support (--rare: weighted by word rarity) is at least --s and
+  it holds at least --found of the query's content words (all of them,
+  when the query has fewer),
   or, with --zm, its best message's standout over the messages rescored
   is at least --zm;
 
-a standout is judged over --min-n conversations or more (fewer: not
-judged, support alone). --correction says where the best of n falls:
+a standout or lead is judged over --min-n conversations or more (fewer:
+not judged, support alone). --correction says where the best of n falls:
 "sqrt" (sqrt(2 ln n), what search uses) or "blom" (the expected maximum
 of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
-  scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--s S] [--zm ZM] [--rare]
-  scripts/abstain-replay.py DUMP.jsonl [...] --grid
+  scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--rare]
+  scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead]
 
 --grid prints the rules with the best worst margin against the targets
 over every dump (answerable refused <= 5 %, recall@10 kept within 2
-points, cross-set >= 90 %, LoCoMo in-domain >= 50 %).
+points, cross-set >= 90 %, LoCoMo in-domain >= 50 %), and for each how
+many targets it meets; --no-lead leaves the lead out of the grid (the
+rule before it).
 """
-import argparse, collections, json, math, statistics
+import argparse, collections, itertools, json, math, statistics
+
+INF = float("inf")
 
 
 def load(path):
@@ -38,32 +47,41 @@ def best_of(n, correction):
     return statistics.NormalDist().inv_cdf(p)
 
 
-def evidence(row, a):
-    """The best support, conversation standout and message standout among
-    a question's first results (-inf where not judged): a question is
-    refused when none passes its threshold, so the best of each decides."""
-    ninf = float("-inf")
-    s = z = zm = ninf
+def results(row, a):
+    """Each of a question's first results as (support, found, words,
+    standout, lead, message standout), -inf where not judged."""
+    out = []
     for r in row["top"] or []:
-        s = max(s, r.get("rare_support", r["support"]) if a.rare else r["support"])
+        s = r.get("rare_support", r["support"]) if a.rare else r["support"]
+        words = r.get("words", 0)
+        found = r.get("found", words)  # an old dump: found unknown, not held back
+        z = lead = zm = -INF
         n = r.get("n", 0)
         if "n" not in r:  # an old dump: its standout as it was
             if r["standout"] != 0:
-                z = max(z, r["standout"])
+                z = r["standout"]
         elif n >= a.min_n and r.get("z", 0) != 0:
-            z = max(z, r["z"] - best_of(n, a.correction))
+            z = r["z"] - best_of(n, a.correction)
+            if "lead" in r:
+                lead = r["lead"]
         m = r.get("m", 0)
         if m >= a.min_n and r.get("message_z", 0) != 0:
-            zm = max(zm, r["message_z"] - best_of(m, a.correction))
-    return s, z, zm
+            zm = r["message_z"] - best_of(m, a.correction)
+        out.append((s, found, words, z, lead, zm))
+    return out
 
 
-def table(rows, a, feats=None):
-    feats = feats or [evidence(r, a) for r in rows]
-    zm = float("inf") if a.zm is None else a.zm
+def confident(res, z, lead, s, found, zm):
+    rs, rf, rw, rz, rl, rzm = res
+    return rz >= z or rl >= lead or rzm >= zm or rs >= s and rf >= min(found, rw)
+
+
+def table(rows, a, res=None):
+    res = res or [results(r, a) for r in rows]
+    zm = INF if a.zm is None else a.zm
     t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
-    for r, (s, z, m) in zip(rows, feats):
-        refused = s < a.s and z < a.z and m < zm
+    for r, rr in zip(rows, res):
+        refused = not any(confident(x, a.z, a.lead, a.s, a.found, zm) for x in rr)
         k = (r["set"], r["kind"], r["via"])
         t[k][0] += 1
         t[k][1] += refused
@@ -73,25 +91,33 @@ def table(rows, a, feats=None):
     return t
 
 
-def worst_margin(t):
-    worst = float("inf")
+def margins(t):
+    """Each target's margin: how far it is met (>= 0) or missed (< 0)."""
+    out = []
     for (st, kind, _), (n, ref, rec, kept) in t.items():
         rate = 100 * ref / n
         if kind == "answerable":
-            worst = min(worst, 5 - rate, 2 - 100 * (rec - kept) / n)
+            out += [5 - rate, 2 - 100 * (rec - kept) / n]
         elif kind == "cross-set":
-            worst = min(worst, rate - 90)
+            out.append(rate - 90)
         elif st.startswith("locomo"):
-            worst = min(worst, rate - 50)
-    return worst
+            out.append(rate - 50)
+    return out
+
+
+def worst_margin(t):
+    return min(margins(t))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dumps", nargs="+")
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--no-lead", action="store_true")
     ap.add_argument("--z", type=float, default=0.5)
+    ap.add_argument("--lead", type=float, default=INF)
     ap.add_argument("--s", type=float, default=0.5)
+    ap.add_argument("--found", type=int, default=1)
     ap.add_argument("--zm", type=float, default=None)
     ap.add_argument("--rare", action="store_true")
     ap.add_argument("--min-n", type=int, default=8)
@@ -99,18 +125,18 @@ def main():
     a = ap.parse_args()
     dumps = {p: load(p) for p in a.dumps}
     if a.grid:
+        res = {p: [results(r, a) for r in rows] for p, rows in dumps.items()}
+        leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(0, 13)]
         out = []
-        for a.correction in ["blom", "sqrt"]:
-            for a.rare in [False, True]:
-                feats = {p: [evidence(r, a) for r in rows] for p, rows in dumps.items()}
-                for a.zm in [None] + [x / 4 for x in range(-4, 9)]:
-                    for a.z in [x / 4 for x in range(-4, 13)]:
-                        for a.s in [x / 20 for x in range(2, 21)]:
-                            w = min(worst_margin(table(rows, a, feats[p])) for p, rows in dumps.items())
-                            out.append((w, a.correction, a.rare, a.zm, a.z, a.s))
-        out.sort(key=lambda x: -x[0])
-        for w, c, rare, zm, z, s in out[:25]:
-            print(f"worst margin {w:6.1f}  --correction {c} {'--rare ' if rare else ''}--z {z:.3f} --s {s:.2f}" + (f" --zm {zm:.2f}" if zm is not None else ""))
+        for a.z, a.lead, a.s, a.found in itertools.product(
+                [x / 4 for x in range(-2, 9)] + [INF], leads, [x / 20 for x in range(4, 21)] + [INF], [1, 2, 3]):
+            if a.s == INF and a.found > 1:
+                continue
+            ms = [m for p, rows in dumps.items() for m in margins(table(rows, a, res[p]))]
+            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), a.z, a.lead, a.s, a.found))
+        out.sort(key=lambda x: (-x[0], -x[1]))
+        for w, met, n, z, lead, s, found in out[:30]:
+            print(f"worst margin {w:6.1f}  targets met {met:2}/{n}  --z {z} --lead {lead} --s {s} --found {found}")
         return
     for p, rows in dumps.items():
         print(p)
@@ -121,7 +147,8 @@ def main():
             if k[1] == "answerable":
                 line += f"  R@10 {100 * rec / n:5.1f}  kept {100 * kept / n:5.1f}"
             print(line)
-        print(f"  worst margin {worst_margin(t):.1f}")
+        ms = margins(t)
+        print(f"  worst margin {min(ms):.1f}, targets met {sum(m >= 0 for m in ms)}/{len(ms)}")
 
 
 main()

@@ -60,6 +60,14 @@ type Evidence struct {
 	// (inverse document frequency over every message); Support itself
 	// without a keyword index, 0 unless Service.Measure.
 	RareSupport float64
+	// Lead is how far the result's similarity stands above the best of
+	// the other conversations compared (the runner-up, for the most
+	// similar one; below 0 for every other), in the query's spreads
+	// (0 when not judged).
+	Lead float64
+	// Words are the query's content words, Found those of them in the
+	// result's messages (Support = Found/Words).
+	Words, Found int
 }
 
 // A result is confident when it stands out by Config.Standout or holds
@@ -76,9 +84,11 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	c := Confidence{Support: support(q.contentTerms(), nil, texts)}
+	found, words := supported(q.contentTerms(), nil, texts)
+	c := Confidence{Support: share(found, words)}
+	c.Evidence.Words, c.Evidence.Found = int(words), int(found)
 	if q.svc.Measure {
-		c.Evidence.RareSupport = support(q.contentTerms(), q.weights, texts)
+		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.weights, texts))
 	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
 		c.Evidence.M = q.msgSpread.N
@@ -93,8 +103,10 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 		c.High = c.Support >= cfg.Support
 		return c
 	}
-	z := (q.similarity(r) - q.spread.Mean) / q.spread.Std
+	sim := q.similarity(r)
+	z := (sim - q.spread.Mean) / q.spread.Std
 	c.Evidence.Z, c.Evidence.N = z, q.spread.N
+	c.Evidence.Lead = q.lead(r, sim)
 	c.Standout = z - math.Sqrt(2*math.Log(float64(q.spread.N)))
 	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support
 	return c
@@ -114,6 +126,19 @@ func (q *query) similarity(r Result) float64 {
 		return q.spread.Mean // no vector: no evidence either way
 	}
 	return best
+}
+
+// lead is how far sim, r's similarity, stands above the most similar of
+// the other conversations compared, in units of the query's spread.
+func (q *query) lead(r Result, sim float64) float64 {
+	if len(q.leaders) < 2 {
+		return 0
+	}
+	other := q.leaders[0]
+	if other.ID == r.SegmentID {
+		other = q.leaders[1]
+	}
+	return (sim - float64(other.Score)) / q.spread.Std
 }
 
 // contentTerms are the query's words that say what it is about
@@ -145,14 +170,28 @@ func topicTerms(text string) []lexical.Term {
 	return out
 }
 
-// support is the share of terms found in texts, each counted by its
-// weight (nil: 1 each): a Latin word as a word sharing its first four
+// support is the share of terms found in texts (supported).
+func support(terms []lexical.Term, weights []float64, texts []string) float64 {
+	return share(supported(terms, weights, texts))
+}
+
+// share is found/all; 1 when there is nothing to find (a query without
+// content words).
+func share(found, all float64) float64 {
+	if all == 0 {
+		return 1
+	}
+	return found / all
+}
+
+// supported counts the terms found in texts, each by its weight (nil: 1
+// each), and all of them: a Latin word as a word sharing its first four
 // letters (moving, moved: move), all of a shorter one; a CJK run by its
 // first two characters, the stem a Korean particle or ending follows
 // (이사를, 이사).
-func support(terms []lexical.Term, weights []float64, texts []string) float64 {
+func supported(terms []lexical.Term, weights []float64, texts []string) (found, all float64) {
 	if len(terms) == 0 {
-		return 1
+		return 0, 0
 	}
 	words := map[string]bool{}
 	var cjk strings.Builder
@@ -166,7 +205,6 @@ func support(terms []lexical.Term, weights []float64, texts []string) float64 {
 		}
 	}
 	joined := cjk.String()
-	found, all := 0.0, 0.0
 	for i, t := range terms {
 		w := 1.0
 		if weights != nil {
@@ -177,10 +215,7 @@ func support(terms []lexical.Term, weights []float64, texts []string) float64 {
 			found += w
 		}
 	}
-	if all == 0 {
-		return 1
-	}
-	return found / all
+	return found, all
 }
 
 // weigh sets q.weights, each content term's rarity over every message
@@ -303,13 +338,12 @@ func (q *query) reference(ctx context.Context) (map[int64]bool, bool, error) {
 }
 
 // spreadOver is the query's similarity spread over the segments allow
-// admits (nil: all), for when the scan's own was over fewer (a keyword
-// filter).
-func (q *query) spreadOver(allow map[int64]bool) index.Spread {
+// admits (nil: all), and the two most similar of them, for when the
+// scan's own were over fewer (a keyword filter).
+func (q *query) spreadOver(allow map[int64]bool) ([]index.Scored, index.Spread) {
 	var fn func(int64) bool
 	if allow != nil {
 		fn = func(id int64) bool { return allow[id] }
 	}
-	_, sp := q.svc.Matrix.TopKSpread(q.vec, 1, fn)
-	return sp
+	return q.svc.Matrix.TopKSpread(q.vec, 2, fn)
 }

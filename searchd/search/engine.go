@@ -152,10 +152,12 @@ type query struct {
 	// searched are the segments the filters admit (nil: all), narrowed
 	// says the scan saw fewer (those with the keywords), and spread is
 	// the query's similarity over searched: what a confident result
-	// stands out from (confidence.go). content caches contentTerms.
+	// stands out from (confidence.go), leaders the two most similar of
+	// searched. content caches contentTerms.
 	searched map[int64]bool
 	narrowed bool
 	spread   index.Spread
+	leaders  []index.Scored
 	content  []lexical.Term
 	// read are the messages read so far (messages).
 	read map[int64]sqlite.StoredMessage
@@ -246,12 +248,13 @@ func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result
 			}
 		}
 	}
+	leaders := top[:min(2, len(top))]
 	if ref, other, err := q.reference(ctx); err != nil {
 		return nil, err
 	} else if other {
-		spread = q.spreadOver(ref)
+		leaders, spread = q.spreadOver(ref)
 	}
-	q.spread = spread
+	q.spread, q.leaders = spread, leaders
 	var out []Result
 	for i, sc := range top {
 		if float64(sc.Score) < q.svc.Config.MinSimilarity {

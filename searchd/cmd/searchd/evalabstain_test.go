@@ -87,7 +87,7 @@ func TestEvalAbstain(t *testing.T) {
 		if len(c.Top) == 0 {
 			continue // nothing passed the similarity floor
 		}
-		for _, k := range []string{"high", "standout", "support", "rare_support", "message_z", "z"} {
+		for _, k := range []string{"high", "standout", "support", "rare_support", "message_z", "z", "lead", "words", "found", "semantic_rank", "lexical_rank"} {
 			if _, ok := c.Top[0][k]; !ok {
 				t.Errorf("dump line without %q: %s", k, line)
 			}
@@ -95,6 +95,9 @@ func TestEvalAbstain(t *testing.T) {
 		if c.Kind == "answerable" && c.Top[0]["rare_support"] != c.Top[0]["support"] {
 			// Every word of the question is in its answer: 1 either way.
 			t.Errorf("rarity-weighted support not measured: %s", line)
+		}
+		if c.Kind == "answerable" && (c.Top[0]["words"] != c.Top[0]["found"] || c.Top[0]["words"] == 0.0) {
+			t.Errorf("the words found are not counted: %s", line)
 		}
 	}
 	if _, err := run(t, "eval", "abstain", "--model", model, "--embed-backend", "go", home); err == nil {
