@@ -13,7 +13,12 @@ A result is confident when
   it holds at least --found of the query's content words (all of them,
   when the query has fewer),
   or, with --zm, its best message's standout over the messages rescored
-  is at least --zm;
+  is at least --zm,
+  or, with --agree, it is first by both the lexical and the semantic
+  retriever (hybrid, as /v1/query searches: /v1/search's default mode
+  has no lexical side),
+  or, with --cos / --mcos, its similarity / its best message's
+  (absolute cosines: one model's) is at least that;
 
 a standout or lead is judged over --min-n conversations or more (fewer:
 not judged, support alone). --correction says where the best of n falls:
@@ -21,7 +26,7 @@ not judged, support alone). --correction says where the best of n falls:
 of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
-  scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--rare]
+  scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--rare] [--agree] [--cos C] [--mcos C]
   scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead]
 
 --grid prints the rules with the best worst margin against the targets
@@ -49,7 +54,8 @@ def best_of(n, correction):
 
 def results(row, a):
     """Each of a question's first results as (support, found, words,
-    standout, lead, message standout), -inf where not judged."""
+    standout, lead, message standout, agreement, cosine, message
+    cosine), -inf where not judged."""
     out = []
     for r in row["top"] or []:
         s = r.get("rare_support", r["support"]) if a.rare else r["support"]
@@ -67,13 +73,15 @@ def results(row, a):
         m = r.get("m", 0)
         if m >= a.min_n and r.get("message_z", 0) != 0:
             zm = r["message_z"] - best_of(m, a.correction)
-        out.append((s, found, words, z, lead, zm))
+        agree = r.get("semantic_rank") == 1 and r.get("lexical_rank") == 1
+        out.append((s, found, words, z, lead, zm, agree, r.get("cosine", -INF), r.get("message_cosine") or -INF))
     return out
 
 
-def confident(res, z, lead, s, found, zm):
-    rs, rf, rw, rz, rl, rzm = res
-    return rz >= z or rl >= lead or rzm >= zm or rs >= s and rf >= min(found, rw)
+def confident(res, z, lead, s, found, zm, agree=False, cos=INF, mcos=INF):
+    rs, rf, rw, rz, rl, rzm, ragree, rcos, rmcos = res
+    return (rz >= z or rl >= lead or rzm >= zm or rs >= s and rf >= min(found, rw)
+            or agree and ragree or rcos >= cos or rmcos >= mcos)
 
 
 def table(rows, a, res=None):
@@ -81,7 +89,7 @@ def table(rows, a, res=None):
     zm = INF if a.zm is None else a.zm
     t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
     for r, rr in zip(rows, res):
-        refused = not any(confident(x, a.z, a.lead, a.s, a.found, zm) for x in rr)
+        refused = not any(confident(x, a.z, a.lead, a.s, a.found, zm, a.agree, a.cos, a.mcos) for x in rr)
         k = (r["set"], r["kind"], r["via"])
         t[k][0] += 1
         t[k][1] += refused
@@ -120,20 +128,44 @@ def main():
     ap.add_argument("--found", type=int, default=1)
     ap.add_argument("--zm", type=float, default=None)
     ap.add_argument("--rare", action="store_true")
+    ap.add_argument("--agree", action="store_true")
+    ap.add_argument("--cos", type=float, default=INF)
+    ap.add_argument("--mcos", type=float, default=INF)
     ap.add_argument("--min-n", type=int, default=8)
     ap.add_argument("--correction", choices=["sqrt", "blom"], default="sqrt")
     a = ap.parse_args()
     dumps = {p: load(p) for p in a.dumps}
     if a.grid:
-        res = {p: [results(r, a) for r in rows] for p, rows in dumps.items()}
+        # Per question, the best of each piece of evidence over its first
+        # results (support: among those holding enough words), so that a
+        # rule is a few comparisons.
+        feats = {}
+        for p, rows in dumps.items():
+            feats[p] = []
+            for r in rows:
+                rr = results(r, a)
+                best = lambda f: max(f(x) for x in rr) if rr else -INF
+                feats[p].append((best(lambda x: x[3]), best(lambda x: x[4]),
+                                 [best(lambda x: x[0] if x[1] >= min(f, x[2]) else -INF) for f in (1, 2, 3)]))
         leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(0, 13)]
         out = []
-        for a.z, a.lead, a.s, a.found in itertools.product(
+        for z, lead, s, found in itertools.product(
                 [x / 4 for x in range(-2, 9)] + [INF], leads, [x / 20 for x in range(4, 21)] + [INF], [1, 2, 3]):
-            if a.s == INF and a.found > 1:
+            if s == INF and found > 1:
                 continue
-            ms = [m for p, rows in dumps.items() for m in margins(table(rows, a, res[p]))]
-            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), a.z, a.lead, a.s, a.found))
+            ms = []
+            for p, rows in dumps.items():
+                t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
+                for r, (fz, fl, fs) in zip(rows, feats[p]):
+                    refused = fz < z and fl < lead and fs[found - 1] < s
+                    k = t[(r["set"], r["kind"], r["via"])]
+                    k[0] += 1
+                    k[1] += refused
+                    if r["recall10"] >= 0:
+                        k[2] += r["recall10"]
+                        k[3] += 0 if refused else r["recall10"]
+                ms += margins(t)
+            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), z, lead, s, found))
         out.sort(key=lambda x: (-x[0], -x[1]))
         for w, met, n, z, lead, s, found in out[:30]:
             print(f"worst margin {w:6.1f}  targets met {met:2}/{n}  --z {z} --lead {lead} --s {s} --found {found}")

@@ -65,6 +65,11 @@ type Evidence struct {
 	// similar one; below 0 for every other), in the query's spreads
 	// (0 when not judged).
 	Lead float64
+	// Cosine is the result's similarity (its segment's), MessageCosine
+	// its best message's (length-weighted, as rescoring has it; 0 when
+	// none has a vector): absolute, compared across models only by
+	// `searchd eval abstain`'s dump.
+	Cosine, MessageCosine float64
 	// Words are the query's content words, Found those of them in the
 	// result's messages (Support = Found/Words).
 	Words, Found int
@@ -91,7 +96,7 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.weights, texts))
 	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
-		c.Evidence.M = q.msgSpread.N
+		c.Evidence.M, c.Evidence.MessageCosine = q.msgSpread.N, ws.bestSim
 		if q.msgSpread.Std > 0 {
 			c.Evidence.MessageZ = (ws.bestSim - q.msgSpread.Mean) / q.msgSpread.Std
 		}
@@ -106,7 +111,7 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	sim := q.similarity(r)
 	z := (sim - q.spread.Mean) / q.spread.Std
 	c.Evidence.Z, c.Evidence.N = z, q.spread.N
-	c.Evidence.Lead = q.lead(r, sim)
+	c.Evidence.Lead, c.Evidence.Cosine = q.lead(r, sim), sim
 	c.Standout = z - math.Sqrt(2*math.Log(float64(q.spread.N)))
 	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support
 	return c

@@ -198,3 +198,41 @@ func TestSupport(t *testing.T) {
 		}
 	}
 }
+
+// A result's lead is how far its similarity stands above the best of
+// the other conversations searched: the most similar one leads the
+// runner-up by as much as the runner-up trails it, and every other
+// trails it by more. A search narrowed by time compares with every
+// conversation of its channels, as its standout does: the same lead.
+func TestLead(t *testing.T) {
+	ctx := context.Background()
+	s := nothingMatchesService(t)
+	search := func(f sqlite.Filter) []Result {
+		resp, err := s.Search(ctx, Request{Query: "booked flights to japan", Mode: Semantic, Filter: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) < 2 {
+			t.Fatalf("%d results, want the conversations ranked", len(resp.Results))
+		}
+		return resp.Results
+	}
+	all := search(sqlite.Filter{})
+	first, second := all[0].Confidence.Evidence, all[1].Confidence.Evidence
+	if first.Lead <= 0 || math.Abs(first.Lead+second.Lead) > 1e-6 {
+		t.Errorf("lead of the first %.3f, of the second %.3f: want the first ahead by what the second trails", first.Lead, second.Lead)
+	}
+	for _, r := range all[2:] {
+		if l := r.Confidence.Evidence.Lead; l > second.Lead+1e-6 {
+			t.Errorf("a lower result leads by %.3f, more than the runner-up (%.3f)", l, second.Lead)
+		}
+	}
+	if first.Words != 3 || first.Found != 3 {
+		t.Errorf("content words found %d of %d, want 3 of 3 (booked, flights, japan)", first.Found, first.Words)
+	}
+	narrowed := search(sqlite.Filter{Since: t0.Add(40 * time.Hour).UnixMicro(), Until: t0.Add(56 * time.Hour).UnixMicro()})
+	if len(narrowed) >= len(all) || narrowed[0].SegmentID != all[0].SegmentID || math.Abs(narrowed[0].Confidence.Evidence.Lead-first.Lead) > 1e-6 {
+		t.Errorf("narrowed to %d of %d: first %d leads by %.3f, want %d by %.3f as over the whole channel",
+			len(narrowed), len(all), narrowed[0].SegmentID, narrowed[0].Confidence.Evidence.Lead, all[0].SegmentID, first.Lead)
+	}
+}
