@@ -80,19 +80,28 @@ func Terms(q string) []Term {
 	}
 	var out []Term
 	seen := map[Term]bool{}
+	EachTerm(q, func(t Term) {
+		if !seen[t] && len(out) < MaxQueryTokens {
+			seen[t] = true
+			out = append(out, t)
+		}
+	})
+	return out
+}
+
+// EachTerm calls fn for every term of text, split as Terms splits a
+// query, in order, repeats included and without Terms' limits: a
+// message's words, however long it is.
+func EachTerm(text string, fn func(Term)) {
 	var cur []rune
 	var curCJK bool
 	flush := func() {
 		if len(cur) > 0 {
-			t := Term{Text: strings.ToLower(string(cur)), CJK: curCJK}
-			if !seen[t] && len(out) < MaxQueryTokens {
-				seen[t] = true
-				out = append(out, t)
-			}
+			fn(Term{Text: strings.ToLower(string(cur)), CJK: curCJK})
 		}
 		cur = cur[:0]
 	}
-	for _, r := range q {
+	for _, r := range text {
 		switch {
 		case isCJK(r):
 			if !curCJK {
@@ -111,7 +120,6 @@ func Terms(q string) []Term {
 		}
 	}
 	flush()
-	return out
 }
 
 // MatchExpr builds an FTS5 MATCH expression that finds texts holding any

@@ -201,13 +201,15 @@ func supported(terms []lexical.Term, weights []float64, texts []string) (found, 
 	words := map[string]bool{}
 	var cjk strings.Builder
 	for _, t := range texts {
-		for _, w := range lexical.Terms(t) {
+		// Every word of a message, however long: Terms would keep a
+		// query's first 64 (a KorQuAD paragraph's first sentences).
+		lexical.EachTerm(t, func(w lexical.Term) {
 			if w.CJK {
 				cjk.WriteString(w.Text + " ")
 			} else {
 				words[prefix(w.Text, 4)] = true
 			}
-		}
+		})
 	}
 	joined := cjk.String()
 	for i, t := range terms {
