@@ -31,9 +31,11 @@ docs/retrieval.md).
 
 --grid prints the rules with the best worst margin against the targets
 over every dump (answerable refused <= 5 %, recall@10 kept within 2
-points, cross-set >= 90 %, LoCoMo in-domain >= 50 %), and for each how
-many targets it meets; --no-lead leaves the lead out of the grid (the
-rule before it).
+points, cross-set >= 90 %, LoCoMo in-domain >= 50 %), for each how many
+targets it meets and on how many it misses by more or by less than the
+reference rule (the other flags: by default search's own), and then the
+rules that would be better whatever the targets weigh (missing none by
+more, one by less); --no-lead leaves the lead out of the grid.
 """
 import argparse, collections, itertools, json, math, statistics
 
@@ -147,12 +149,9 @@ def main():
                 best = lambda f: max(f(x) for x in rr) if rr else -INF
                 feats[p].append((best(lambda x: x[3]), best(lambda x: x[4]),
                                  [best(lambda x: x[0] if x[1] >= min(f, x[2]) else -INF) for f in (1, 2, 3)]))
-        leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(0, 13)]
-        out = []
-        for z, lead, s, found in itertools.product(
-                [x / 4 for x in range(-2, 9)] + [INF], leads, [x / 20 for x in range(4, 21)] + [INF], [1, 2, 3]):
-            if s == INF and found > 1:
-                continue
+        leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(2, 11)]
+
+        def run(z, lead, s, found):
             ms = []
             for p, rows in dumps.items():
                 t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
@@ -165,10 +164,30 @@ def main():
                         k[2] += r["recall10"]
                         k[3] += 0 if refused else r["recall10"]
                 ms += margins(t)
-            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), z, lead, s, found))
+            return ms
+
+        # Compared target by target with the rule the other flags give
+        # (by default search's own): a rule that misses no target by more
+        # and one by less would be better whatever the targets weigh.
+        ref = run(a.z, a.lead, a.s, a.found)
+        out = []
+        for z, lead, s, found in itertools.product(
+                [x / 8 for x in range(0, 9)] + [INF], leads, [x / 20 for x in range(6, 15)] + [INF], [1, 2, 3]):
+            if s == INF and found > 1:
+                continue
+            ms = run(z, lead, s, found)
+            worse = sum(min(0, m) < min(0, r) - 1e-9 for m, r in zip(ms, ref))
+            better = sum(min(0, m) > min(0, r) + 1e-9 for m, r in zip(ms, ref))
+            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), worse, better, z, lead, s, found))
         out.sort(key=lambda x: (-x[0], -x[1]))
-        for w, met, n, z, lead, s, found in out[:30]:
-            print(f"worst margin {w:6.1f}  targets met {met:2}/{n}  --z {z} --lead {lead} --s {s} --found {found}")
+        show = lambda o: print(f"worst margin {o[0]:6.1f}  targets met {o[1]:2}/{o[2]}  missed by more/less than the reference {o[3]:2}/{o[4]:2}"
+                               f"  --z {o[5]} --lead {o[6]} --s {o[7]} --found {o[8]}")
+        for o in out[:20]:
+            show(o)
+        dominating = [o for o in out if o[3] == 0 and o[4] > 0]
+        print(f"rules missing no target by more than the reference and one by less: {len(dominating)}")
+        for o in dominating[:10]:
+            show(o)
         return
     for p, rows in dumps.items():
         print(p)
