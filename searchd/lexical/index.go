@@ -15,23 +15,54 @@ import (
 // thousands of postings are summed in a millisecond. FTS5 stays the
 // store of record and the fallback: this is a cache that follows it.
 type Index struct {
-	mu       sync.RWMutex
-	docs     []doc
+	mu   sync.RWMutex
+	docs []doc
+	// meta is what a filter reads of a message, apart from docs: a
+	// filtered search reads it for every candidate, so it is small (16
+	// bytes a message).
+	meta     []docMeta
 	byID     map[int64]uint32
 	dead     bitset // docs deleted or replaced, until compaction
 	postings map[string]postingList
 	// prefixes lists, per CJK character, the bigram tokens it begins, for
 	// one-syllable terms (집 → 집에, 집이, 집).
 	prefixes map[rune][]string
-	live     int
-	tokens   int64 // over live docs
+	// channels and authors number the IDs docMeta holds.
+	channels, authors ordinals
+	live              int
+	tokens            int64 // over live docs
 }
 
 type doc struct {
-	id, channel, author, created int64
-	length                       uint32
-	dead                         bool
-	cjk                          string // lower-cased CJK runs, for phrases of 3+ characters
+	id     int64
+	length uint32
+	dead   bool
+	cjk    string // lower-cased CJK runs, for phrases of 3+ characters
+}
+
+// docMeta is a message's time, channel and author (by ordinal).
+type docMeta struct {
+	created         int64
+	channel, author uint32
+}
+
+// ordinals numbers IDs densely, in the order first seen.
+type ordinals struct {
+	of  map[int64]uint32
+	ids []int64
+}
+
+func (o *ordinals) ordinal(id int64) uint32 {
+	n, ok := o.of[id]
+	if !ok {
+		if o.of == nil {
+			o.of = map[int64]uint32{}
+		}
+		n = uint32(len(o.ids))
+		o.of[id] = n
+		o.ids = append(o.ids, id)
+	}
+	return n
 }
 
 // posting is a message holding a term: how often, and the message's
@@ -99,8 +130,8 @@ func (x *Index) Put(d Doc) {
 	defer x.mu.Unlock()
 	x.deleteLocked(d.ID)
 	n := uint32(len(x.docs))
-	x.docs = append(x.docs, doc{id: d.ID, channel: d.ChannelID, author: d.AuthorID, created: d.CreatedAt,
-		length: length, cjk: cjk.String()})
+	x.docs = append(x.docs, doc{id: d.ID, length: length, cjk: cjk.String()})
+	x.meta = append(x.meta, docMeta{created: d.CreatedAt, channel: x.channels.ordinal(d.ChannelID), author: x.authors.ordinal(d.AuthorID)})
 	x.byID[d.ID] = n
 	x.dead.grow(len(x.docs))
 	x.live++
@@ -124,7 +155,7 @@ func (x *Index) Trim() {
 	for tok, l := range x.postings {
 		x.postings[tok] = postingList{ps: slices.Clip(l.ps), blocks: slices.Clip(l.blocks)}
 	}
-	x.docs = slices.Clip(x.docs)
+	x.docs, x.meta = slices.Clip(x.docs), slices.Clip(x.meta)
 }
 
 // Delete removes a message; its postings go at the next compaction.
@@ -154,12 +185,12 @@ func (x *Index) deleteLocked(id int64) {
 // rest in order (postings stay sorted).
 func (x *Index) compactLocked() {
 	renum := make([]uint32, len(x.docs))
-	docs := make([]doc, 0, x.live)
+	docs, meta := make([]doc, 0, x.live), make([]docMeta, 0, x.live)
 	for i, d := range x.docs {
 		if !d.dead {
 			renum[i] = uint32(len(docs))
 			x.byID[d.id] = uint32(len(docs))
-			docs = append(docs, d)
+			docs, meta = append(docs, d), append(meta, x.meta[i])
 		}
 	}
 	for tok, l := range x.postings {
@@ -179,20 +210,73 @@ func (x *Index) compactLocked() {
 	for r, toks := range x.prefixes {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
 	}
-	x.docs = docs
+	x.docs, x.meta = docs, meta
 	x.dead = make(bitset, len(x.dead))
 }
 
 // Query is a keyword search: messages holding any of Terms, ranked by
 // BM25; when Required is not empty, only those holding every term of at
 // least one of its alternatives (keywords and their synonyms), whose
-// terms also count in the rank. Allow, when set, admits a message by
-// channel, author and time.
+// terms also count in the rank. Filter admits messages by channel,
+// author and time.
 type Query struct {
 	Terms    []Term
 	Required [][]Term
-	Allow    func(channel, author, created int64) bool
+	Filter   Filter
 	Limit    int
+}
+
+// Filter admits messages by channel, author and time; its zero value
+// admits every message.
+type Filter struct {
+	Channels, Authors []int64 // one of these (none: any)
+	Since, Until      int64   // at or after, at or before (0: unbounded)
+}
+
+// Admits reports whether f admits a message.
+func (f *Filter) Admits(channel, author, created int64) bool {
+	return (len(f.Channels) == 0 || slices.Contains(f.Channels, channel)) &&
+		(len(f.Authors) == 0 || slices.Contains(f.Authors, author)) &&
+		(f.Since == 0 || created >= f.Since) && (f.Until == 0 || created <= f.Until)
+}
+
+// admits is a Filter over the index's ordinals: a search asks it of
+// every candidate, a few table look-ups in what fits a cache.
+type admits struct {
+	channels, authors []bool // by ordinal; nil admits any
+	since, until      int64
+}
+
+// admits compiles f; nil when it admits every message.
+func (x *Index) admits(f Filter) *admits {
+	if len(f.Channels) == 0 && len(f.Authors) == 0 && f.Since == 0 && f.Until == 0 {
+		return nil
+	}
+	set := func(ids []int64, o *ordinals) []bool {
+		if len(ids) == 0 {
+			return nil
+		}
+		in := make([]bool, len(o.ids))
+		for _, id := range ids {
+			if n, ok := o.of[id]; ok {
+				in[n] = true
+			}
+		}
+		return in
+	}
+	a := &admits{channels: set(f.Channels, &x.channels), authors: set(f.Authors, &x.authors), since: math.MinInt64, until: math.MaxInt64}
+	if f.Since != 0 {
+		a.since = f.Since
+	}
+	if f.Until != 0 {
+		a.until = f.Until
+	}
+	return a
+}
+
+func (a *admits) ok(m docMeta) bool {
+	return (a.channels == nil || a.channels[m.channel]) && (a.authors == nil || a.authors[m.author]) &&
+		m.created >= a.since && m.created <= a.until
 }
 
 // Hit is a ranked message.
@@ -253,7 +337,8 @@ func (x *Index) match(t Term) (l postingList, live int) {
 	default:
 		// A phrase of bigrams: the messages holding all its bigrams (found
 		// by walking the rarest and looking up the others) that hold the
-		// whole run.
+		// whole run. It is in a message at most as often as the least
+		// frequent of its bigrams: counting stops there.
 		runes := []rune(text)
 		var lists []*cursor
 		for i := 0; i+1 < len(runes); i++ {
@@ -262,14 +347,16 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		slices.SortFunc(lists, func(a, b *cursor) int { return len(a.ps) - len(b.ps) })
 	candidates:
 		for _, p := range lists[0].ps {
+			most := p.tf
 			for _, c := range lists[1:] {
 				if c.seek(p.doc); c.done() || c.doc() != p.doc {
 					continue candidates
 				}
+				most = min(most, c.ps[c.pos].tf)
 			}
 			d := &x.docs[p.doc]
-			if c := overlapping(d.cjk, text); !d.dead && c > 0 {
-				p.tf = uint16(min(c, math.MaxUint16))
+			if c := overlapping(d.cjk, text, int(most)); !d.dead && c > 0 {
+				p.tf = uint16(c)
 				l.add(p)
 			}
 		}
@@ -278,10 +365,10 @@ func (x *Index) match(t Term) (l postingList, live int) {
 }
 
 // overlapping counts occurrences of sub in s, overlaps included (하하 is
-// twice in 하하하, as its bigrams are).
-func overlapping(s, sub string) int {
+// twice in 하하하, as its bigrams are), up to most.
+func overlapping(s, sub string, most int) int {
 	n := 0
-	for {
+	for n < most {
 		i := strings.Index(s, sub)
 		if i < 0 {
 			return n
@@ -290,6 +377,7 @@ func overlapping(s, sub string) int {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		s = s[i+size:]
 	}
+	return n
 }
 
 func better(a, b Hit) bool { return a.Score > b.Score || a.Score == b.Score && a.ID < b.ID }

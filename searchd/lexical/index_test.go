@@ -59,7 +59,7 @@ func TestIndexTermsAndRequired(t *testing.T) {
 		{Query{Terms: Terms("cafe")}, []int64{4}},
 		{Query{Terms: Terms("game"), Required: [][]Term{Terms("steam")}}, []int64{5}},
 		{Query{Required: [][]Term{Terms("steam"), Terms("웃겨")}}, []int64{1, 5}},
-		{Query{Terms: Terms("game"), Allow: func(_, _, _ int64) bool { return false }}, nil},
+		{Query{Terms: Terms("game"), Filter: Filter{Channels: []int64{7}}}, nil},
 	} {
 		tt.q.Limit = 10
 		got := ids(x.Search(tt.q))

@@ -100,6 +100,7 @@ type search struct {
 	byBound []*cursor // ascending bound
 	// required lists, per alternative, the indexes of its terms.
 	required [][]int
+	admits   *admits // nil: any message
 	top      hitHeap
 
 	drivers  []*cursor // walked for candidates
@@ -109,7 +110,7 @@ type search struct {
 }
 
 func (x *Index) newSearch(q Query) *search {
-	s := &search{x: x, q: q, avg: float64(x.tokens) / float64(x.live)}
+	s := &search{x: x, q: q, avg: float64(x.tokens) / float64(x.live), admits: x.admits(q.Filter)}
 	index := map[Term]int{}
 	add := func(t Term, inTerms bool) int {
 		if i, ok := index[t]; ok {
@@ -279,8 +280,7 @@ func (s *search) consider(doc uint32, sum, th float64) bool {
 	if x.dead.has(doc) || (sum+s.othersUB)*slack < th {
 		return false
 	}
-	d := &x.docs[doc]
-	if s.q.Allow != nil && !s.q.Allow(d.channel, d.author, d.created) {
+	if s.admits != nil && !s.admits.ok(x.meta[doc]) {
 		return false
 	}
 	rest := s.othersUB
@@ -304,7 +304,10 @@ func (s *search) consider(doc uint32, sum, th float64) bool {
 			score += c.w
 		}
 	}
-	h := Hit{ID: d.id, AuthorID: d.author, Score: score}
+	if score < th {
+		return false // (and no look-up of the message for its ID)
+	}
+	h := Hit{ID: x.docs[doc].id, AuthorID: x.authors.ids[x.meta[doc].author], Score: score}
 	switch {
 	case !s.full():
 		s.top.push(h)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"dsearch/searchd/export"
 )
@@ -34,6 +35,9 @@ func (x *Index) exhaustive(q Query) []Hit {
 			continue
 		}
 		l, _ := x.match(t)
+		if text := FoldTerm(t); t.CJK && utf8.RuneCountInString(text) > 2 {
+			l = x.phraseByText(text)
+		}
 		var ps []posting
 		for _, p := range l.ps {
 			if !x.docs[p.doc].dead {
@@ -55,7 +59,9 @@ func (x *Index) exhaustive(q Query) []Hit {
 	var out []Hit
 	for n, s := range score {
 		d := &x.docs[n]
-		if len(q.Terms) > 0 && !hit[n] || q.Allow != nil && !q.Allow(d.channel, d.author, d.created) {
+		m := x.meta[n]
+		author := x.authors.ids[m.author]
+		if len(q.Terms) > 0 && !hit[n] || !q.Filter.Admits(x.channels.ids[m.channel], author, m.created) {
 			continue
 		}
 		if len(q.Required) > 0 && !slices.ContainsFunc(q.Required, func(alt []Term) bool {
@@ -66,7 +72,7 @@ func (x *Index) exhaustive(q Query) []Hit {
 		}) {
 			continue
 		}
-		out = append(out, Hit{ID: d.id, AuthorID: d.author, Score: s})
+		out = append(out, Hit{ID: d.id, AuthorID: author, Score: s})
 	}
 	slices.SortFunc(out, func(a, b Hit) int {
 		if better(a, b) {
@@ -75,6 +81,18 @@ func (x *Index) exhaustive(q Query) []Hit {
 		return 1
 	})
 	return out[:min(len(out), q.Limit)]
+}
+
+// phraseByText lists the messages holding a CJK phrase by reading every
+// message's text, as a reference for match's bigram look-ups.
+func (x *Index) phraseByText(text string) postingList {
+	var l postingList
+	for n, d := range x.docs {
+		if c := overlapping(d.cjk, text, math.MaxInt); c > 0 {
+			l.add(posting{doc: uint32(n), tf: uint16(min(c, math.MaxUint16)), len: uint16(min(d.length, longDoc))})
+		}
+	}
+	return l
 }
 
 // same fails unless Search and the exhaustive scorer agree on q: the same
@@ -150,9 +168,11 @@ func variants(r *rand.Rand, terms []Term, channels, authors []int64, span [2]int
 	ch, au := channels[r.IntN(len(channels))], authors[r.IntN(len(authors))]
 	mid := span[0] + r.Int64N(max(1, span[1]-span[0]))
 	out = append(out,
-		Query{Terms: terms, Limit: 100, Allow: func(c, _, _ int64) bool { return c == ch }},
-		Query{Terms: terms, Limit: 10, Allow: func(_, a, _ int64) bool { return a == au }},
-		Query{Terms: terms, Limit: 10, Allow: func(_, _, at int64) bool { return at >= mid }})
+		Query{Terms: terms, Limit: 100, Filter: Filter{Channels: []int64{ch}}},
+		Query{Terms: terms, Limit: 10, Filter: Filter{Authors: []int64{au}}},
+		Query{Terms: terms, Limit: 10, Filter: Filter{Since: mid}},
+		Query{Terms: terms, Limit: 100, Filter: Filter{Channels: []int64{ch, -1}, Until: mid}},
+		Query{Terms: terms, Limit: 10, Filter: Filter{Channels: []int64{-1}}})
 	return out
 }
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"dsearch/searchd/lexical"
@@ -105,14 +106,7 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 	for i, r := range page {
 		ids[i] = r.MessageID
 	}
-	around, err := q.svc.DB.NeighbourIDs(ctx, ids)
-	if err != nil {
-		return err
-	}
-	for _, id := range around {
-		ids = append(ids, id[0], id[1])
-	}
-	msgs, err := q.messages(ctx, ids) // the page's own were read to judge it
+	msgs, err := q.messagesAround(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -125,7 +119,7 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 		r.ChannelID, r.GuildID, r.StartAt, r.MessageCount = m.ChannelID, m.GuildID, m.CreatedAt, 1
 		r.Authors = []string{m.AuthorName}
 		r.Previews = nil
-		for _, id := range []int64{around[m.ID][0], m.ID, around[m.ID][1]} {
+		for _, id := range []int64{q.around[m.ID][0], m.ID, q.around[m.ID][1]} {
 			if n, ok := msgs[id]; ok {
 				r.Previews = append(r.Previews, n)
 			}
@@ -151,9 +145,33 @@ func (q *query) messages(ctx context.Context, ids []int64) (map[int64]sqlite.Sto
 		if err != nil {
 			return nil, err
 		}
-		for id, m := range got {
-			q.read[id] = m
+		maps.Copy(q.read, got)
+	}
+	return q.read, nil
+}
+
+// messagesAround is messages, with the neighbours of each (q.around):
+// what a page of keyword results shows, read in one statement.
+func (q *query) messagesAround(ctx context.Context, ids []int64) (map[int64]sqlite.StoredMessage, error) {
+	if q.read == nil {
+		q.read = map[int64]sqlite.StoredMessage{}
+	}
+	if q.around == nil {
+		q.around = map[int64][2]int64{}
+	}
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := q.around[id]; !ok && id != 0 {
+			missing = append(missing, id)
 		}
+	}
+	if len(missing) > 0 {
+		got, around, err := q.svc.DB.MessagesAround(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(q.read, got)
+		maps.Copy(q.around, around)
 	}
 	return q.read, nil
 }

@@ -159,8 +159,10 @@ type query struct {
 	spread   index.Spread
 	leaders  []index.Scored
 	content  []lexical.Term
-	// read are the messages read so far (messages).
-	read map[int64]sqlite.StoredMessage
+	// read are the messages read so far (messages), around the neighbours
+	// of those read with them (messagesAround).
+	read   map[int64]sqlite.StoredMessage
+	around map[int64][2]int64
 	// weights are content's rarities (confidence.go's weigh); msgSpread
 	// is the query's similarity over the messages rescored.
 	weights   []float64

@@ -139,9 +139,11 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 	if err != nil || idx == nil {
 		return nil, false, err
 	}
-	if mq.Allow, err = q.svc.DB.Admits(ctx, q.Filter); err != nil {
+	f, err := q.svc.DB.WithThreads(ctx, q.Filter)
+	if err != nil {
 		return nil, false, err
 	}
+	mq.Filter = lexical.Filter{Channels: f.Channels, Authors: f.Authors, Since: f.Since, Until: f.Until}
 	found := idx.Search(mq)
 	hits = make([]sqlite.LexicalHit, len(found))
 	for i, h := range found {
@@ -171,7 +173,7 @@ func (q *query) segmentsOf(ctx context.Context, hits []sqlite.LexicalHit) error 
 	}
 	segs := map[int64]int64{}
 	if firstPage {
-		ms, err := q.messages(ctx, ids)
+		ms, err := q.messagesAround(ctx, ids) // with the neighbours the page shows
 		if err != nil {
 			return err
 		}

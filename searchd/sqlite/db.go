@@ -256,8 +256,12 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 
 // Meta returns a value of the meta table, or "" if unset.
 func (db *DB) Meta(ctx context.Context, key string) (string, error) {
+	st, err := db.prepared(ctx, `SELECT value FROM meta WHERE key = ?`) // every search reads the index version
+	if err != nil {
+		return "", err
+	}
 	var v string
-	err := db.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err = st.QueryRowContext(ctx, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -22,9 +22,13 @@ type StoredMessage struct {
 	SegmentID                        int64
 }
 
-const selectMessage = `SELECT m.id, COALESCE(c.guild_id, 0), m.channel_id, m.author_id,
+const selectMessage = `SELECT ` + messageColumns + fromMessages
+
+const messageColumns = `m.id, COALESCE(c.guild_id, 0), m.channel_id, m.author_id,
 	COALESCE(NULLIF(u.display_name, ''), u.name), m.created_at, COALESCE(m.edited_at, 0),
-	m.content, m.type, COALESCE(m.reply_to_id, 0), m.attachments, COALESCE(ms.segment_id, 0)
+	m.content, m.type, COALESCE(m.reply_to_id, 0), m.attachments, COALESCE(ms.segment_id, 0)`
+
+const fromMessages = `
 	FROM messages m
 	JOIN channels c ON c.id = m.channel_id
 	JOIN users u ON u.id = m.author_id
@@ -35,13 +39,18 @@ func scanMessages(rows *sql.Rows) ([]StoredMessage, error) {
 	var out []StoredMessage
 	for rows.Next() {
 		var m StoredMessage
-		if err := rows.Scan(&m.ID, &m.GuildID, &m.ChannelID, &m.AuthorID, &m.AuthorName, &m.CreatedAt,
-			&m.EditedAt, &m.Content, &m.Type, &m.ReplyToID, &m.Attachments, &m.SegmentID); err != nil {
+		if err := scanMessage(rows, &m); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// scanMessage reads messageColumns, then extra.
+func scanMessage(rows *sql.Rows, m *StoredMessage, extra ...any) error {
+	return rows.Scan(append([]any{&m.ID, &m.GuildID, &m.ChannelID, &m.AuthorID, &m.AuthorName, &m.CreatedAt,
+		&m.EditedAt, &m.Content, &m.Type, &m.ReplyToID, &m.Attachments, &m.SegmentID}, extra...)...)
 }
 
 func (db *DB) queryMessages(ctx context.Context, q string, args ...any) ([]StoredMessage, error) {
@@ -165,37 +174,45 @@ func jsonIDs(ids []int64) string {
 	return string(b)
 }
 
-// NeighbourIDs maps each given message to the messages just before and
-// after it in its channel (0: none), as Neighbours(m, 1, 1) finds them,
-// for a whole page in one statement.
-func (db *DB) NeighbourIDs(ctx context.Context, ids []int64) (map[int64][2]int64, error) {
-	out := make(map[int64][2]int64, len(ids))
+// MessagesAround returns the given messages and the messages just before
+// and after each in its channel, as Neighbours(m, 1, 1) finds them, in one
+// statement (a page of keyword results shows each hit between them);
+// around maps each given message found to its neighbours' IDs (0: none).
+func (db *DB) MessagesAround(ctx context.Context, ids []int64) (msgs map[int64]StoredMessage, around map[int64][2]int64, err error) {
+	msgs, around = map[int64]StoredMessage{}, map[int64][2]int64{}
 	if len(ids) == 0 {
-		return out, nil
+		return msgs, around, nil
 	}
-	st, err := db.prepared(ctx, `SELECT m.id,
+	st, err := db.prepared(ctx, `WITH page(id, prev, next) AS MATERIALIZED (SELECT m.id,
 		COALESCE((SELECT p.id FROM messages p WHERE p.channel_id = m.channel_id AND (p.created_at, p.id) < (m.created_at, m.id)
 			ORDER BY p.created_at DESC, p.id DESC LIMIT 1), 0),
 		COALESCE((SELECT n.id FROM messages n WHERE n.channel_id = m.channel_id AND (n.created_at, n.id) > (m.created_at, m.id)
 			ORDER BY n.created_at, n.id LIMIT 1), 0)
-		FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))`)
+		FROM messages m WHERE m.id IN (SELECT value FROM json_each(?)))
+	SELECT `+messageColumns+`, page.id IS NOT NULL, COALESCE(page.prev, 0), COALESCE(page.next, 0)`+fromMessages+`
+	LEFT JOIN page ON page.id = m.id
+	WHERE m.id IN (SELECT id FROM page UNION SELECT prev FROM page UNION SELECT next FROM page)`)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, err := st.QueryContext(ctx, jsonIDs(ids))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id int64
-		var around [2]int64
-		if err := rows.Scan(&id, &around[0], &around[1]); err != nil {
-			return nil, err
+		var m StoredMessage
+		var given bool
+		var prev, next int64
+		if err := scanMessage(rows, &m, &given, &prev, &next); err != nil {
+			return nil, nil, err
 		}
-		out[id] = around
+		msgs[m.ID] = m
+		if given {
+			around[m.ID] = [2]int64{prev, next}
+		}
 	}
-	return out, rows.Err()
+	return msgs, around, rows.Err()
 }
 
 // EachSegmentMembers calls fn with every segment's message IDs.

@@ -10,7 +10,7 @@ import (
 	"dsearch/searchd/segment"
 )
 
-// A channel filter, in SQL and in Admits, admits the channel's public threads, never its private
+// A channel filter, in SQL and with WithThreads, admits the channel's public threads, never its private
 // ones (their members are not the channel's readers).
 func TestChannelFilterAndThreads(t *testing.T) {
 	db := openTest(t)
@@ -52,19 +52,19 @@ func TestChannelFilterAndThreads(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("channels %v: messages %v, want %v", tt.channels, got, tt.want)
 		}
-		// Admits, the same filter outside SQL, agrees.
-		admits, err := db.Admits(ctx, Filter{Channels: tt.channels})
+		// WithThreads, the same filter outside SQL, agrees.
+		f, err := db.WithThreads(ctx, Filter{Channels: tt.channels})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var admitted []int64
 		for _, m := range b.Messages {
-			if admits(m.ChannelID, m.Author.ID, m.CreatedAt) {
+			if slices.Contains(f.Channels, m.ChannelID) {
 				admitted = append(admitted, m.ID)
 			}
 		}
 		if !slices.Equal(admitted, tt.want) {
-			t.Errorf("Admits, channels %v: messages %v, want %v", tt.channels, admitted, tt.want)
+			t.Errorf("WithThreads, channels %v: messages %v, want %v", tt.channels, admitted, tt.want)
 		}
 	}
 }

@@ -20,20 +20,23 @@ type TextState struct {
 	Seq, Epoch, Version int64
 }
 
-// TextState reads the current state.
+// TextState reads the current state (every keyword search asks: the
+// statement is prepared once).
 func (db *DB) TextState(ctx context.Context) (TextState, error) {
-	return textState(ctx, db.db)
+	st, err := db.prepared(ctx, textStateQuery)
+	if err != nil {
+		return TextState{}, err
+	}
+	return scanTextState(st.QueryRowContext(ctx))
 }
 
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+const textStateQuery = `SELECT (SELECT COALESCE(MAX(seq), 0) FROM text_changes),
+	COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'text_epoch'), 0),
+	COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version'), 0)`
 
-func textState(ctx context.Context, q queryer) (TextState, error) {
+func scanTextState(row *sql.Row) (TextState, error) {
 	var st TextState
-	err := q.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(seq), 0) FROM text_changes),
-		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'text_epoch'), 0),
-		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version'), 0)`).Scan(&st.Seq, &st.Epoch, &st.Version)
+	err := row.Scan(&st.Seq, &st.Epoch, &st.Version)
 	return st, err
 }
 
@@ -46,7 +49,7 @@ func (db *DB) ScanTexts(ctx context.Context, fn func(lexical.Doc)) (TextState, e
 		return TextState{}, err
 	}
 	defer tx.Rollback()
-	st, err := textState(ctx, tx)
+	st, err := scanTextState(tx.QueryRowContext(ctx, textStateQuery))
 	if err != nil {
 		return st, err
 	}
