@@ -90,6 +90,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	resp.KeywordFallback = resp.KeywordFallback || q.lexicalFallback
+	resp.LexicalLeftOut = q.lexicalLeftOut
 	if q.Mode != Lexical && s.Config.MinSimilarity > 0 && len(ranked) == 0 {
 		resp.NoConfidentResults = true
 	}
@@ -149,6 +150,9 @@ type query struct {
 	// unread: the model reads too little of text for its ranking to
 	// count (Config.MinReading).
 	unread bool
+	// lexicalLeftOut: hybrid's lexical hits hold too little of the query
+	// to count (Config.LexicalSupport).
+	lexicalLeftOut bool
 	// searched are the segments the filters admit (nil: all), narrowed
 	// says the scan saw fewer (those with the keywords), and spread is
 	// the query's similarity over searched: what a confident result

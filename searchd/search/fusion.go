@@ -33,6 +33,17 @@ import (
 // in lexical order, and the semantic side only orders the candidates
 // lexical did not find, after them (on Korean sets with the English
 // model, hybrid had lost 3 and 15 points to lexical; docs/retrieval.md).
+//
+// The lexical side counts only when it found what the query says: one
+// of its first hits holds Config.LexicalSupport (a quarter) of the
+// query's content words. A translation shares a name or a number with
+// its query and nothing else; hits on those alone, two or three of them,
+// stand out from each other by z-scores of ±1 whatever their BM25, and
+// an exact query's would all come first. They are noise: hybrid then
+// ranks by meaning alone (lexicalLeftOut). On xling-dev that was
+// hybrid's loss to semantic (MRR 0.964 against 0.972); on the other
+// sets few queries have so little lexical evidence
+// (docs/retrieval.md, "Fusion").
 func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	// The retrievers are independent: run them side by side.
 	var lex []Result
@@ -51,6 +62,9 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 		return nil, err
 	}
 	q.lex, q.sem = lex, sem // for rankMessages
+	if q.lexicalLeftOut, err = q.lexicalTooLittle(ctx, lex); err != nil {
+		return nil, err
+	}
 
 	fused := map[int64]*Result{}
 	var order []int64
@@ -66,6 +80,9 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	// A segment counts in the lexical list once, by its best hit.
 	var lexSegs []candidate
 	for _, h := range lex {
+		if q.lexicalLeftOut {
+			break
+		}
 		r := get(h.SegmentID)
 		if _, seen := r.Components["lexical"]; seen {
 			r.Ranked = append(r.Ranked, h.MessageID) // more hits in this segment
@@ -84,7 +101,7 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	scores := q.fuse(lexSegs, semSegs)
 	out := make([]Result, 0, len(order))
 	isHit := func(id int64) bool { _, ok := fused[id].Components["lexical"]; return ok }
-	for _, id := range fusedOrder(scores, isHit, q.exact() || q.unread) {
+	for _, id := range fusedOrder(scores, isHit, q.hitsFirst()) {
 		r := fused[id]
 		r.Score = scores[id]
 		out = append(out, *r)
@@ -115,7 +132,43 @@ func (q *query) hybridMessages(ctx context.Context) ([]int64, error) {
 	if q.Candidates {
 		q.candidates = map[string][]Scored{"lexical": scoredList(lexMsgs), "semantic": scoredList(semMsgs)}
 	}
-	return fusedOrder(q.fuse(lexMsgs, semMsgs), func(id int64) bool { return hit[id] }, q.exact() || q.unread), nil
+	if q.lexicalLeftOut {
+		lexMsgs = nil // listed among the candidates, not fused
+	}
+	return fusedOrder(q.fuse(lexMsgs, semMsgs), func(id int64) bool { return hit[id] }, q.hitsFirst()), nil
+}
+
+// hitsFirst: the lexical hits come first in the fused order, for an
+// exact query or one the model cannot read, when the lexical side counts.
+func (q *query) hitsFirst() bool { return !q.lexicalLeftOut && (q.exact() || q.unread) }
+
+// supportHits are the lexical hits looked at for the query's words.
+const supportHits = 10
+
+// lexicalTooLittle says whether none of the first lexical hits holds
+// Config.LexicalSupport of the query's content words (support, as a
+// result's confidence counts them). A query the model cannot read
+// keeps its lexical side whatever it holds: it is all there is.
+func (q *query) lexicalTooLittle(ctx context.Context, lex []Result) (bool, error) {
+	least := q.svc.Config.LexicalSupport
+	terms := q.contentTerms()
+	if q.unread || least <= 0 || len(lex) == 0 || len(terms) == 0 {
+		return false, nil
+	}
+	ids := make([]int64, 0, supportHits)
+	for _, r := range lex[:min(len(lex), supportHits)] {
+		ids = append(ids, r.MessageID)
+	}
+	msgs, err := q.messages(ctx, ids)
+	if err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		if support(terms, nil, []string{msgs[id].Content}) >= least {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func scoredList(cs []candidate) []Scored {

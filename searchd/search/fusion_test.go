@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"testing"
+	"time"
+
+	"dsearch/searchd"
 )
 
 // Fusion follows each retriever's confidence: a candidate far above its
@@ -139,5 +142,61 @@ func TestDefaultModeForUnreadQuery(t *testing.T) {
 	req.Mode = Pipeline
 	if resp := run(t, blind, req); resp.Mode != Pipeline {
 		t.Errorf("unread query, pipeline asked for: mode %s", resp.Mode)
+	}
+}
+
+// The lexical side counts in hybrid only when one of its first hits
+// holds a quarter of the query's content words. A translation shares a
+// name or a number with its query and nothing else (xling-dev): hits on
+// those alone are noise, and hybrid then ranks as the semantic side
+// does. The same request with the rule off (LexicalSupport 0) shows the
+// check can fail: there the name's and the number's hits move.
+func TestHybridLeavesOutLexicalWithoutTheQuerysWords(t *testing.T) {
+	h := time.Hour
+	s := setupWith(t, []searchd.Message{
+		m(1, general, alice, 0, "the boiler and the heater need a plumber"),
+		m(2, general, bob, 3*h, "George played the game until the ending"),
+		m(3, general, alice, 6*h, "George finished the story on the console at last, a long boss level"),
+		m(4, general, bob, 9*h, "room 9 has the steam console"),
+		m(5, general, alice, 12*h, "pizza and beer for dinner"),
+		m(6, general, bob, 15*h, "heating pipes in the house"),
+	})
+	for _, c := range []struct {
+		query string
+		hits  []int64 // messages the lexical side finds
+	}{
+		{"George radiator valve repair 난방", []int64{2, 3}}, // 1 of 5 content words
+		{"9 난방", []int64{4}},                               // exact; a number is no content word
+	} {
+		req := Request{Query: c.query, Mode: Hybrid, RankedMessages: true, Candidates: true}
+		resp := run(t, s, req)
+		if resp.Unread {
+			t.Fatalf("%q: the fixture model cannot read it", c.query)
+		}
+		var lex, sem []int64
+		for _, sc := range resp.Candidates["lexical"] {
+			lex = append(lex, sc.ID)
+		}
+		for _, sc := range resp.Candidates["semantic"] {
+			sem = append(sem, sc.ID)
+		}
+		slices.Sort(lex)
+		if !slices.Equal(lex, c.hits) {
+			t.Fatalf("%q: lexical hits %v, want %v", c.query, lex, c.hits)
+		}
+		if !resp.LexicalLeftOut || !slices.Equal(resp.RankedMessages, sem) {
+			t.Errorf("%q: left out %v, ranked %v; want the lexical side left out and the semantic order %v",
+				c.query, resp.LexicalLeftOut, resp.RankedMessages, sem)
+		}
+		always := &Service{DB: s.DB, Matrix: s.Matrix, Embedder: s.Embedder, Config: s.Config}
+		always.Config.LexicalSupport = 0
+		if resp := run(t, always, req); resp.LexicalLeftOut || slices.Equal(resp.RankedMessages, sem) {
+			t.Errorf("%q with the rule off: left out %v, ranked %v, the semantic order; want the lexical side to move it",
+				c.query, resp.LexicalLeftOut, resp.RankedMessages)
+		}
+	}
+	// A hit holding a quarter of the query's words counts.
+	if resp := run(t, s, Request{Query: "George radiator valve repair", Mode: Hybrid}); resp.LexicalLeftOut {
+		t.Error("George radiator valve repair: lexical left out, though a hit holds one of its four content words")
 	}
 }

@@ -60,6 +60,10 @@ type Config struct {
 	RescoreLimit   int     // messages rescored per segment: 80
 	FullChars      int     // a message this long gets full weight: 12
 	SegmentWeight  float64 // final = w·segment + (1-w)·best message: 0.5
+	// LexicalSupport: hybrid fuses the lexical side only when one of its
+	// first hits holds this share of the query's content words (0.25;
+	// 0 always fuses it). See fusion.go.
+	LexicalSupport float64
 	// AnswerCredit: a reply to a question scores at least this share of
 	// the question's similarity, or of what the question asked about
 	// (rescore.go, answerTo, askedAbout). 0.97; 0 disables.
@@ -93,7 +97,7 @@ type Config struct {
 
 // DefaultConfig is the blog's configuration.
 func DefaultConfig() Config {
-	return Config{Window: 100, LexicalWeight: 0.5, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
+	return Config{Window: 100, LexicalWeight: 0.5, LexicalSupport: 0.25, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
 		Standout: 0.5, Support: 0.5}
 }
@@ -223,6 +227,10 @@ type Response struct {
 	// the modes that embed it; Unread says it is under MinReading.
 	Reading float64
 	Unread  bool
+	// LexicalLeftOut: in hybrid mode, none of the lexical side's first
+	// hits held enough of the query's content words (Config.LexicalSupport)
+	// for it to count; the results rank by meaning alone.
+	LexicalLeftOut bool
 	// RankedMessages is the whole ranked message list, when asked.
 	RankedMessages []int64
 	// Candidates are hybrid's lexical and semantic message lists, best

@@ -44,6 +44,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		EmbeddedMessages: resp.EmbeddedMessages}
 	if resp.Mode != search.Lexical {
 		out.Reading, out.Unread = &resp.Reading, resp.Unread
+		out.LexicalLeftOut = resp.LexicalLeftOut
 	}
 	for i, res := range resp.Results {
 		out.Results[i] = apiResult(res)

@@ -333,6 +333,10 @@ type SearchResponse struct {
 	// results are ranked by a model that cannot read the query.
 	Reading *float64 `json:"reading,omitempty"`
 	Unread  bool     `json:"unread,omitempty"`
+	// LexicalLeftOut: in hybrid mode, none of the keyword side's first
+	// hits held a quarter of the query's content words (a translation's
+	// shared name or number), so the results are ranked by meaning alone.
+	LexicalLeftOut bool `json:"lexical_left_out,omitempty"`
 	// RankedMessages, when asked for (ranked=1), lists message IDs best
 	// first across all results.
 	RankedMessages []ID `json:"ranked_messages,omitempty"`

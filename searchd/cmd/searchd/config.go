@@ -84,6 +84,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.Standout, "standout", c.Search.Standout, "a result is confident when its similarity stands this many standard deviations above what the best of the conversations searched reaches by chance (docs/retrieval.md, \"Abstention\")")
 	fs.Float64Var(&c.Search.Support, "support", c.Search.Support, "... or when this share of the query's content words is in its messages")
 	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking's z-scores")
+	fs.Float64Var(&c.Search.LexicalSupport, "lexical-support", c.Search.LexicalSupport, "hybrid: fuse the lexical ranking only when one of its first hits holds this share of the query's content words (0: always)")
 	fs.Float64Var(&c.Search.SemanticWeight, "semantic-weight", c.Search.SemanticWeight, "hybrid: weight of the semantic ranking's z-scores")
 	fs.Float64Var(&c.Search.MinReading, "min-reading", c.Search.MinReading, "a query the model reads less of (the share of its letters in the model's pieces of words) ranks by its words in hybrid, and questions search it in hybrid mode (0: off)")
 	fs.Float64Var(&c.Search.AuthorBoost, "author-boost", c.Search.AuthorBoost, "weight up messages by a person the query names, and take the name out of the query text (0: off)")

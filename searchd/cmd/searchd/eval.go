@@ -430,7 +430,7 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 			rankedIDs = resp.RankedMessages
 			if resp.Candidates != nil {
 				extra = map[string]any{"channel_id": q.ChannelID, "relevant": q.Relevant, "kind": resp.Kind, "candidates": resp.Candidates,
-					"reading": resp.Reading, "unread": resp.Unread}
+					"reading": resp.Reading, "unread": resp.Unread, "lexical_left_out": resp.LexicalLeftOut}
 			}
 		}
 		relevant := map[string]bool{}

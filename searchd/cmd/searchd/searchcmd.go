@@ -197,6 +197,8 @@ func (m *Main) printSearch(w io.Writer, resp *api.SearchResponse) {
 		fmt.Fprintln(w, "(the embedding model cannot read this query: ranked by its words)")
 	case resp.Unread:
 		fmt.Fprintln(w, "(the embedding model cannot read this query: --mode hybrid or lexical ranks by its words)")
+	case resp.LexicalLeftOut:
+		fmt.Fprintln(w, "(no keyword hit held enough of the query's words: ranked by meaning)")
 	}
 	// A fused ranking puts exact word matches first, whatever their fused
 	// score: show each retriever's rank then, so numbers read in order.
