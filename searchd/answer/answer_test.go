@@ -227,21 +227,24 @@ func TestOllamaDown(t *testing.T) {
 	}
 }
 
+// The rules plan searches the question as it is: its keywords are only
+// the words the synonyms file spells other ways. Its proper nouns,
+// quoted phrases and Latin words in Korean are no keywords: required,
+// they narrowed the search to the few conversations holding them, ranked
+// there unlike the same request in hybrid mode.
 func TestRulePlanAndNames(t *testing.T) {
-	p := planByRules(`find "Death Stranding" talk with Claude and the iPhone`, map[string][]string{"boiler": nil})
-	want := []string{"Death Stranding", "Claude", "iPhone"}
-	if strings.Join(p.Keywords, "|") != strings.Join(want, "|") {
-		t.Errorf("keywords %q, want %q", p.Keywords, want)
-	}
-	if p := planByRules("What did Melanie paint on Friday, October 13, 2023 with Claude?", nil); strings.Join(p.Keywords, "|") != "Melanie|Claude" {
-		t.Errorf("month and day names are no keywords: %q", p.Keywords)
-	}
-	// A capital after a full stop starts a sentence: not a proper noun by it.
-	if p := planByRules("In-ho: Okay. Can you help Mike? Sure.", nil); strings.Join(p.Keywords, "|") != "Mike" {
-		t.Errorf("sentence starts are no keywords: %q", p.Keywords)
-	}
-	if p := planByRules("클코로 리포트 고친 얘기 claude", nil); len(p.Keywords) != 1 || p.Keywords[0] != "claude" {
-		t.Errorf("Korean question: %q", p.Keywords)
+	synonyms := map[string][]string{"claude": {"클로드"}, "boiler": {"보일러"}}
+	for q, want := range map[string]string{
+		`find "Death Stranding" talk with Claude and the iPhone`:          "claude",
+		"What did Melanie paint on Friday, October 13, 2023 with Claude?": "claude",
+		"클코로 리포트 고친 얘기 claude, 그리고 boiler 얘기도 claude":                     "claude|boiler",
+		"김영하의 작품 중 '아랑은 왜'를 출간한 곳은 어디인가?":                                 "",
+		"In-ho: Okay. Can you help Mike? Sure.":                           "",
+	} {
+		p := planByRules(q, synonyms)
+		if strings.Join(p.Keywords, "|") != want || len(p.Subqueries) != 1 || p.Subqueries[0] != q {
+			t.Errorf("%q: plan %q %q, want the question and keywords %q", q, p.Subqueries, p.Keywords, want)
+		}
 	}
 	names := map[string][]int64{"민수": {1}, "alex": {2}}
 	text, ids := resolveAuthors("민수가 <@3> 한테 말한 거 Alex's 123456789012345678", names)
@@ -394,6 +397,23 @@ func TestQuestionSearchedByWordsAndMeaning(t *testing.T) {
 	}
 	if len(resp.Results) == 0 || resp.Results[0].MessageID != 4 {
 		t.Errorf("first result %+v, want the plumber's conversation", resp.Results)
+	}
+	// A question with no name or date in it is the same request as a
+	// hybrid search of it, ranked the same: a capitalized word or a quoted
+	// phrase narrows nothing (as a keyword it had searched only the
+	// conversations holding it).
+	for _, q := range []string{"What did they say about the boiler and the Plumber?", `who said "hot water" about an apartment`} {
+		hybrid, err := s.Search.Search(ctx, search.Request{Query: q, Mode: search.Hybrid, RankedMessages: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := s.Query(ctx, Request{Question: q, RankedMessages: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(resp.RankedMessages, hybrid.RankedMessages) || len(resp.Plan.Keywords) > 0 {
+			t.Errorf("%q: question ranked %v (keywords %q), hybrid %v: want hybrid's", q, resp.RankedMessages, resp.Plan.Keywords, hybrid.RankedMessages)
+		}
 	}
 }
 
