@@ -144,7 +144,7 @@ func (x *Index) Put(d Doc) {
 				x.prefixes[r] = append(x.prefixes[r], tok)
 			}
 		}
-		l.add(posting{doc: n, tf: uint16(min(c, math.MaxUint16)), len: uint16(min(length, longDoc))})
+		l.addOf(posting{doc: n, tf: uint16(min(c, math.MaxUint16)), len: uint16(min(length, longDoc))}, x.meta[n])
 		x.postings[tok] = l
 	}
 }
@@ -154,7 +154,7 @@ func (x *Index) Trim() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for tok, l := range x.postings {
-		x.postings[tok] = postingList{ps: slices.Clip(l.ps), blocks: slices.Clip(l.blocks)}
+		x.postings[tok] = postingList{ps: slices.Clip(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
 	}
 	x.docs, x.meta = slices.Clip(x.docs), slices.Clip(x.meta)
 }
@@ -198,15 +198,16 @@ func (x *Index) compactLocked() {
 		var out postingList
 		for _, p := range l.ps {
 			if !x.docs[p.doc].dead {
+				m := x.meta[p.doc]
 				p.doc = renum[p.doc]
-				out.add(p)
+				out.addOf(p, m)
 			}
 		}
 		if len(out.ps) == 0 {
 			delete(x.postings, tok)
 			continue
 		}
-		x.postings[tok] = postingList{ps: slices.Clip(out.ps), blocks: slices.Clip(out.blocks)}
+		x.postings[tok] = postingList{ps: slices.Clip(out.ps), blocks: slices.Clip(out.blocks), spans: slices.Clip(out.spans)}
 	}
 	for r, toks := range x.prefixes {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
@@ -246,6 +247,7 @@ func (f *Filter) Admits(channel, author, created int64) bool {
 type admits struct {
 	channels, authors []bool // by ordinal; nil admits any
 	since, until      int64
+	channelBits       uint64 // the channels' bits in a span's
 }
 
 // admits compiles f; nil when it admits every message.
@@ -265,14 +267,28 @@ func (x *Index) admits(f Filter) *admits {
 		}
 		return in
 	}
-	a := &admits{channels: set(f.Channels, &x.channels), authors: set(f.Authors, &x.authors), since: math.MinInt64, until: math.MaxInt64}
+	a := &admits{channels: set(f.Channels, &x.channels), authors: set(f.Authors, &x.authors), since: math.MinInt64, until: math.MaxInt64,
+		channelBits: ^uint64(0)}
 	if f.Since != 0 {
 		a.since = f.Since
 	}
 	if f.Until != 0 {
 		a.until = f.Until
 	}
+	if a.channels != nil {
+		a.channelBits = 0
+		for n, in := range a.channels {
+			if in {
+				a.channelBits |= 1 << (n % 64)
+			}
+		}
+	}
 	return a
+}
+
+// span reports whether a message of a block may be admitted.
+func (a *admits) span(sp *span) bool {
+	return sp.channels&a.channelBits != 0 && sp.maxAt >= a.since && sp.minAt <= a.until
 }
 
 func (a *admits) ok(m docMeta) bool {

@@ -9,10 +9,11 @@ const blockSize = 128
 
 // postingList is a term's postings in document order, with bounds per
 // block of blockSize postings that let a search skip a block whose
-// messages cannot reach the top k.
+// messages cannot reach the top k, or that its filter turns away.
 type postingList struct {
 	ps     []posting
 	blocks []block
+	spans  []span // a block's messages' times and channels, apart: only filtered searches read them
 }
 
 // block bounds the weights of its postings: none holds the term more
@@ -23,13 +24,35 @@ type block struct {
 	minLen uint16
 }
 
-func (l *postingList) add(p posting) {
+// span bounds the times and channels of a block's messages, so that a
+// filtered search skips a block none of whose messages it admits. A
+// list's postings follow the order messages were stored in: an export's
+// channel after channel, each in time, then new messages as they come; a
+// block is mostly one channel's, and spans little time.
+type span struct {
+	channels     uint64 // bit ordinal%64 of each message's channel
+	minAt, maxAt int64
+}
+
+// add appends a posting whose message's time and channel its span does
+// not bound (lists made for one search).
+func (l *postingList) add(p posting) { l.addSpan(p, ^uint64(0), math.MinInt64, math.MaxInt64) }
+
+// addOf appends a posting of the message m describes.
+func (l *postingList) addOf(p posting, m docMeta) {
+	l.addSpan(p, 1<<(m.channel%64), m.created, m.created)
+}
+
+func (l *postingList) addSpan(p posting, channels uint64, from, to int64) {
 	if len(l.ps)%blockSize == 0 {
 		l.blocks = append(l.blocks, block{minLen: longDoc})
+		l.spans = append(l.spans, span{minAt: math.MaxInt64, maxAt: math.MinInt64})
 	}
 	l.ps = append(l.ps, p)
-	bl := &l.blocks[len(l.blocks)-1]
+	bl, sp := &l.blocks[len(l.blocks)-1], &l.spans[len(l.spans)-1]
 	bl.last, bl.maxTF, bl.minLen = p.doc, max(bl.maxTF, p.tf), min(bl.minLen, p.len)
+	sp.channels |= channels
+	sp.minAt, sp.maxAt = min(sp.minAt, from), max(sp.maxAt, to)
 }
 
 // bitset marks docs.

@@ -227,6 +227,9 @@ func (s *search) run() {
 		doc, any := uint32(math.MaxUint32), false
 		for _, c := range s.drivers {
 			c.seek(s.next) // a list that was looked up until now
+			if s.admits != nil {
+				s.skipUnadmitted(c)
+			}
 			if !c.done() && c.doc() <= doc {
 				doc, any = c.doc(), true
 			}
@@ -270,6 +273,20 @@ func (s *search) run() {
 		for _, c := range s.cursors {
 			c.has = false
 		}
+	}
+}
+
+// skipUnadmitted moves a driver past the blocks none of whose messages
+// the filter admits. A message skipped may still come from another
+// driver, without this one's weight: the filter turns it away before it
+// is scored.
+func (s *search) skipUnadmitted(c *cursor) {
+	for !c.done() {
+		bi := c.pos / blockSize
+		if s.admits.span(&c.spans[bi]) {
+			return
+		}
+		c.pos = min((bi+1)*blockSize, len(c.ps))
 	}
 }
 
