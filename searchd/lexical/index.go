@@ -348,7 +348,7 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		}
 		mergeSum(lists, func(p posting) {
 			if !x.dead.has(p.doc) {
-				l.add(p)
+				l.add(p) // reading each message's time and channel here cost more than filters save
 			}
 		})
 	default:
@@ -362,7 +362,13 @@ func (x *Index) match(t Term) (l postingList, live int) {
 			lists = append(lists, &cursor{postingList: x.postings[string(runes[i:i+2])]})
 		}
 		slices.SortFunc(lists, func(a, b *cursor) int { return len(a.ps) - len(b.ps) })
-		var batch []posting // tf: the count's bound
+		// A candidate keeps the span of the rarest list's block it was in:
+		// it bounds the message's time and channel.
+		type candidate struct {
+			posting // tf: the count's bound
+			in      *span
+		}
+		var batch []candidate
 		confirm := func() {
 			// The texts are read twice: first only touched, no load
 			// waiting on another, so that the memory fetches many at once
@@ -378,20 +384,21 @@ func (x *Index) match(t Term) (l postingList, live int) {
 				d := &x.docs[p.doc]
 				if c := overlapping(d.cjk, text, int(p.tf)); !d.dead && c > 0 {
 					p.tf = uint16(c)
-					l.add(p)
+					l.addSpan(p.posting, p.in.channels, p.in.minAt, p.in.maxAt)
 				}
 			}
 			batch = batch[:0]
 		}
+		rarest := lists[0]
 	candidates:
-		for _, p := range lists[0].ps {
+		for i, p := range rarest.ps {
 			for _, c := range lists[1:] {
 				if c.seek(p.doc); c.done() || c.doc() != p.doc {
 					continue candidates
 				}
 				p.tf = min(p.tf, c.ps[c.pos].tf)
 			}
-			if batch = append(batch, p); len(batch) == phraseBatch {
+			if batch = append(batch, candidate{p, &rarest.spans[i/blockSize]}); len(batch) == phraseBatch {
 				confirm()
 			}
 		}

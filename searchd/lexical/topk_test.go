@@ -288,3 +288,26 @@ func TestSearchMatchesExhaustiveRandom(t *testing.T) {
 		}
 	}
 }
+
+// Filters skip blocks of postings by their messages' times and channels,
+// in stored lists and in the lists made for one search (a phrase of
+// bigrams, a lone syllable), here many blocks long, over messages stored
+// channel after channel, each in time, as an import stores them.
+func TestFilteredSkipsMatchExhaustive(t *testing.T) {
+	x := NewIndex()
+	texts := []string{"보일러 수리 기사님", "집에 보일러가 고장", "우리 집이 춥다", "보일러 보일러 집 수리", "game night 집"}
+	const n = 4000
+	for i := range n {
+		x.Put(Doc{ID: int64(i + 1), ChannelID: int64(i / 500), AuthorID: int64(i % 7), CreatedAt: int64(i), Content: texts[i%len(texts)]})
+	}
+	for _, q := range []string{"보일러", "집", "보일러 수리", "집 game", "기사님 집"} {
+		for _, f := range []Filter{
+			{Since: 1234, Until: 2345}, {Channels: []int64{3}}, {Channels: []int64{1, 6}, Since: 600},
+			{Channels: []int64{0}, Until: 10}, {Authors: []int64{2}, Since: 3000}, {Channels: []int64{99}},
+		} {
+			for _, limit := range []int{10, 100} {
+				same(t, x, Query{Terms: Terms(q), Filter: f, Limit: limit}, fmt.Sprintf("%q %+v", q, f))
+			}
+		}
+	}
+}
