@@ -40,10 +40,16 @@ type Job struct {
 	DB       *sqlite.DB
 	Embedder Embedder
 	// Matrix, if set, follows the vectors the job writes.
-	Matrix       *Matrix
-	Log          *slog.Logger
-	SegmentBatch int // default 16
-	MessageBatch int // default 64
+	Matrix *Matrix
+	Log    *slog.Logger
+	// SegmentBatch and MessageBatch are how many segments and messages
+	// the job reads, embeds and commits at a time. The model sorts each
+	// hand-over by length into its batches, padded to their longest
+	// text: a large hand-over holds texts of nearly equal length (16
+	// segments and 64 messages at a time padded 37 % and 30 % of the
+	// tokens of the benchmark's chat; 128 and 1,024, 9 % and 3 %).
+	SegmentBatch int // default 128
+	MessageBatch int // default 1024
 	// SegmentsOnly leaves messages without vectors (an evaluation that
 	// ranks by conversations alone, on a machine too slow for more).
 	SegmentsOnly bool
@@ -309,7 +315,7 @@ func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 func (j *Job) segments(ctx context.Context) error {
 	batch := j.SegmentBatch
 	if batch <= 0 {
-		batch = 16
+		batch = 128
 	}
 	var after int64
 	for {
@@ -417,7 +423,7 @@ func (j *Job) windows(pending []sqlite.PendingSegment) ([][]segment.Window, erro
 func (j *Job) messages(ctx context.Context) error {
 	batch := j.MessageBatch
 	if batch <= 0 {
-		batch = 64
+		batch = 1024
 	}
 	// Message IDs can be negative (archives older than Discord): start
 	// below every one.

@@ -38,6 +38,13 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	if err != nil {
 		return err
 	}
+	if cfg.EmbedThreads == 0 {
+		// As searchd serve's job: a batch per core side by side, each
+		// on one thread, which keeps the cores busier than one batch at
+		// a time over every core (docs/benchmarks.md, "A faster first
+		// embedding"), at lowered priority (embed.Background).
+		cfg.EmbedThreads = 1
+	}
 	model, err := cfg.LoadModel()
 	if err != nil {
 		return err
@@ -88,7 +95,7 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 			msgs.set(s.MessagesDone)
 		}
 	}}
-	err = job.RunOnce(ctx)
+	err = job.RunOnce(embed.Background(ctx))
 	segs.finish()
 	if msgs != nil {
 		msgs.finish()
