@@ -78,7 +78,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Model, "model", "", "embedding model directory (model.onnx, tokenizer.json, "+embed.ConfigFile+"); see docs/models.md")
 	fs.StringVar(&c.EmbedBackend, "embed-backend", defaultBackend(), "embedding runtime: ort (ONNX Runtime) or go (pure Go, slower)")
 	fs.StringVar(&c.ORTLibrary, "ort-library", defaultORTLibrary, "directory holding libonnxruntime (.so or .dylib)")
-	fs.IntVar(&c.EmbedThreads, "embed-threads", 0, "ONNX Runtime threads (0: one per core)")
+	fs.IntVar(&c.EmbedThreads, "embed-threads", 0, "ONNX Runtime threads per inference (0: serve and embed run an inference per core, one thread each; other commands one inference over every core)")
 	c.Search = search.DefaultConfig()
 	fs.Float64Var(&c.Search.MinSimilarity, "min-similarity", -1, "drop semantic results below this cosine similarity and say nothing confident was found (0: off; -1: the model's calibrated floor, min_similarity in "+embed.ConfigFile+", for serve, off for eval)")
 	fs.Float64Var(&c.Search.Standout, "standout", c.Search.Standout, "a result is confident when its similarity stands this many standard deviations above what the best of the conversations searched reaches by chance (docs/retrieval.md, \"Abstention\")")
