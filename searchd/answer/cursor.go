@@ -50,9 +50,6 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 		return nil, inputErr("invalid cursor")
 	}
 	filter := req.Filter
-	if len(c.Authors) > 0 {
-		filter.Authors = append(slices.Clone(filter.Authors), c.Authors...)
-	}
 	if c.Since != 0 || c.Until != 0 {
 		// Only ever narrower than the caller's own filter, forged or not.
 		var ok bool
