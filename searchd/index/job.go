@@ -65,6 +65,9 @@ type Job struct {
 	LogEvery time.Duration
 	LogFrom  int64
 
+	// leaseTTL, if set, replaces the lease's TTL (tests).
+	leaseTTL time.Duration
+
 	kick   chan struct{}
 	once   sync.Once
 	mu     sync.Mutex
@@ -115,8 +118,16 @@ func (e *BusyError) Error() string {
 }
 
 // leaseTTL is how long a lease outlives its last renewal (after every
-// batch): a crashed holder blocks the others at most this long.
+// batch, and every fifth of it while a batch runs): a crashed holder
+// blocks the others at most this long.
 const leaseTTL = 5 * time.Minute
+
+func (j *Job) ttl() time.Duration {
+	if j.leaseTTL > 0 {
+		return j.leaseTTL
+	}
+	return leaseTTL
+}
 
 func (j *Job) update(fn func(*Status)) {
 	j.mu.Lock()
@@ -199,6 +210,13 @@ func (j *Job) RunOnce(ctx context.Context) error {
 			return err
 		}
 		defer j.DB.ReleaseLease(context.WithoutCancel(ctx), sqlite.LeaseEmbedding, j.Lease)
+		// A batch of 128 segments can outlast the lease (the pure-Go
+		// backend, a busy machine): keep it while the pass runs.
+		var lost context.CancelCauseFunc
+		ctx, lost = context.WithCancelCause(ctx)
+		kept := make(chan struct{})
+		go func() { defer close(kept); j.keepLease(ctx, lost) }()
+		defer func() { lost(nil); <-kept }()
 	}
 	j.pass = pass{start: time.Now()}
 	err := j.segments(ctx)
@@ -207,6 +225,10 @@ func (j *Job) RunOnce(ctx context.Context) error {
 	}
 	if err == nil && j.Matrix != nil {
 		err = j.syncMatrix(ctx)
+	}
+	var busy *BusyError
+	if cause := context.Cause(ctx); err != nil && errors.As(cause, &busy) {
+		err = busy // the lease was lost mid-batch: say to whom
 	}
 	j.passDone(err)
 	j.update(func(s *Status) {
@@ -224,7 +246,7 @@ func (j *Job) renew(ctx context.Context) error {
 	if j.Lease == "" {
 		return nil
 	}
-	held, err := j.DB.AcquireLease(ctx, sqlite.LeaseEmbedding, j.Lease, leaseTTL)
+	held, err := j.DB.AcquireLease(ctx, sqlite.LeaseEmbedding, j.Lease, j.ttl())
 	if err != nil {
 		return err
 	}
@@ -234,6 +256,30 @@ func (j *Job) renew(ctx context.Context) error {
 	}
 	j.update(func(s *Status) { s.Elsewhere = "" })
 	return nil
+}
+
+// keepLease renews the lease every fifth of its TTL until ctx is done,
+// and cancels the pass (lost) if it cannot: another process took it
+// after all, or the database failed. It leaves the status alone: the
+// job's goroutine reports.
+func (j *Job) keepLease(ctx context.Context, lost context.CancelCauseFunc) {
+	tick := time.NewTicker(j.ttl() / 5)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		held, err := j.DB.AcquireLease(ctx, sqlite.LeaseEmbedding, j.Lease, j.ttl())
+		if err == nil && held != nil {
+			err = &BusyError{Holder: held.Owner}
+		}
+		if err != nil && ctx.Err() == nil {
+			lost(err)
+			return
+		}
+	}
 }
 
 // pass is the progress of one RunOnce, for its log lines.
