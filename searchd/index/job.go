@@ -246,16 +246,25 @@ func (j *Job) renew(ctx context.Context) error {
 	if j.Lease == "" {
 		return nil
 	}
+	err := j.takeLease(ctx)
+	var busy *BusyError
+	switch {
+	case errors.As(err, &busy):
+		j.update(func(s *Status) { s.Phase, s.Elsewhere = "waiting", busy.Holder })
+	case err == nil:
+		j.update(func(s *Status) { s.Elsewhere = "" })
+	}
+	return err
+}
+
+// takeLease takes or renews the embedding lease; a BusyError names the
+// process that holds it instead.
+func (j *Job) takeLease(ctx context.Context) error {
 	held, err := j.DB.AcquireLease(ctx, sqlite.LeaseEmbedding, j.Lease, j.ttl())
-	if err != nil {
-		return err
+	if err == nil && held != nil {
+		err = &BusyError{Holder: held.Owner}
 	}
-	if held != nil {
-		j.update(func(s *Status) { s.Phase, s.Elsewhere = "waiting", held.Owner })
-		return &BusyError{Holder: held.Owner}
-	}
-	j.update(func(s *Status) { s.Elsewhere = "" })
-	return nil
+	return err
 }
 
 // keepLease renews the lease every fifth of its TTL until ctx is done,
@@ -271,11 +280,7 @@ func (j *Job) keepLease(ctx context.Context, lost context.CancelCauseFunc) {
 			return
 		case <-tick.C:
 		}
-		held, err := j.DB.AcquireLease(ctx, sqlite.LeaseEmbedding, j.Lease, j.ttl())
-		if err == nil && held != nil {
-			err = &BusyError{Holder: held.Owner}
-		}
-		if err != nil && ctx.Err() == nil {
+		if err := j.takeLease(ctx); err != nil && ctx.Err() == nil {
 			lost(err)
 			return
 		}
