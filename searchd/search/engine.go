@@ -195,11 +195,11 @@ func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool,
 	if err != nil || !withKeywords {
 		return a, false, err
 	}
-	kw := q.keywordExpr()
-	if kw == "" {
+	alts := q.keywordAlternatives()
+	if len(alts) == 0 {
 		return a, false, nil
 	}
-	b, err := q.svc.segmentsMatching(ctx, q.version, kw, q.Filter)
+	b, err := q.svc.keywordSegments(ctx, q.version, alts, q.Filter)
 	if err != nil {
 		return nil, false, err
 	}

@@ -38,9 +38,6 @@ func (q *query) keywordAlternatives() [][]lexical.Term {
 	return alts
 }
 
-// keywordExpr is keywordAlternatives as an FTS5 expression.
-func (q *query) keywordExpr() string { return alternativesExpr(q.keywordAlternatives()) }
-
 func alternativesExpr(alts [][]lexical.Term) string {
 	var parts []string
 	for _, terms := range alts {

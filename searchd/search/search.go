@@ -111,7 +111,10 @@ type Service struct {
 	// Keywords, when set and loaded, ranks keyword searches in memory;
 	// otherwise FTS5 does.
 	Keywords *index.Keywords
-	Config   Config
+	// Memberships, when set and loaded with Keywords, give a required
+	// keyword's segments from memory; otherwise SQLite does.
+	Memberships *index.Memberships
+	Config      Config
 	// Busy, when set and true, means searches are waiting to run: a
 	// search then embeds no message on the fly (RescoreBudget). Those
 	// rank without a vector for the seconds until the embedding job has

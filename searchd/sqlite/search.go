@@ -173,6 +173,15 @@ func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) (map[
 	return out, addIDs(ctx, db.db, out, q, args...)
 }
 
+// SegmentsOfMessages returns the segments holding one of the messages
+// that passes f: SegmentsMatching for the messages another index found.
+func (db *DB) SegmentsOfMessages(ctx context.Context, ids []int64, f Filter) (map[int64]bool, error) {
+	where, args := f.where()
+	out := map[int64]bool{}
+	return out, addIDs(ctx, db.db, out, `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
+		WHERE m.id IN (SELECT value FROM json_each(?))`+where, append([]any{jsonIDs(ids)}, args...)...)
+}
+
 // SegmentInfo is what a search result shows of a segment.
 type SegmentInfo struct {
 	ID, ChannelID, GuildID int64

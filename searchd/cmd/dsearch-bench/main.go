@@ -144,7 +144,15 @@ func run(data string, segments, dim, iterations int, modelDir, ortLib string) (e
 	}
 	fmt.Printf("keyword index: %d messages loaded in %s, %d MiB of heap\n", kw.Len(),
 		time.Since(start).Round(time.Millisecond), (liveHeap()-heapBefore)>>20)
-	svc := &search.Service{DB: db, Matrix: matrix, Embedder: randomEmbedder{dim}, Config: search.DefaultConfig(), Keywords: kw}
+	heapBefore, start = liveHeap(), time.Now()
+	members := &index.Memberships{DB: db}
+	if err := members.Load(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("segment memberships: %d messages loaded in %s, %d MiB of heap\n", members.Len(),
+		time.Since(start).Round(time.Millisecond), (liveHeap()-heapBefore)>>20)
+	svc := &search.Service{DB: db, Matrix: matrix, Embedder: randomEmbedder{dim}, Config: search.DefaultConfig(), Keywords: kw,
+		Memberships: members}
 	runtime.GC()
 	if onlyMode == "" || onlyMode == search.Lexical {
 		if err := keywordIndexAlone(ctx, db, kw, svc.Config.Window, iterations); err != nil {

@@ -504,7 +504,7 @@ func printScores(w io.Writer, md search.Mode, s *evalScores) {
 }
 
 // evalService is a search service over an evaluation's scratch database,
-// with its keyword index loaded.
+// with its keyword index and segment memberships loaded.
 func evalService(ctx context.Context, cfg *Config, db *sqlite.DB) (*search.Service, error) {
 	sc, err := cfg.SearchConfig()
 	if err != nil {
@@ -514,7 +514,11 @@ func evalService(ctx context.Context, cfg *Config, db *sqlite.DB) (*search.Servi
 	if err := kw.Load(ctx); err != nil {
 		return nil, err
 	}
-	return &search.Service{DB: db, Config: sc, Keywords: kw}, nil
+	members := &index.Memberships{DB: db}
+	if err := members.Load(ctx); err != nil {
+		return nil, err
+	}
+	return &search.Service{DB: db, Config: sc, Keywords: kw, Memberships: members}, nil
 }
 
 // embedForEval loads the model, embeds the scratch database (conversations

@@ -69,7 +69,8 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	if err != nil {
 		return err
 	}
-	svc := &search.Service{DB: db, Config: sc, Keywords: &index.Keywords{DB: db, Log: log}}
+	svc := &search.Service{DB: db, Config: sc, Keywords: &index.Keywords{DB: db, Log: log},
+		Memberships: &index.Memberships{DB: db, Log: log}}
 	// The model loads before anything else runs: hugot's ORT loader
 	// changes the working directory while it loads.
 	var emb *server.Embedding
@@ -130,9 +131,19 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 			log.Error("keyword index: not loaded; keyword search stays on FTS5", "err", err)
 		}
 	}()
+	// A required keyword's segments come from SQLite until the
+	// memberships have loaded.
+	membershipsDone := make(chan struct{})
+	go func() {
+		defer close(membershipsDone)
+		if err := svc.Memberships.Run(ctx, time.Minute); err != nil && ctx.Err() == nil {
+			log.Error("segment memberships: not loaded; keywords' segments come from SQLite", "err", err)
+		}
+	}()
 	err = srv.Serve(ctx, ln, grace)
 	<-jobDone // the job stops after its current batch; then model and database close
 	<-keywordsDone
+	<-membershipsDone
 	log.Info("searchd stopped")
 	return err
 }
