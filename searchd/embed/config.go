@@ -49,6 +49,12 @@ type Config struct {
 	// noise, calibrated per model (e5's cosines all lie above 0.7, other
 	// models' spread wider); searchd serve's default --min-similarity.
 	MinSimilarity float64 `json:"min_similarity,omitempty"`
+	// MessageModel, if set, names a subdirectory holding the same network
+	// with cheaper weights (its model.onnx; the tokenizer and this file
+	// are shared), which the embedding job uses for message vectors only:
+	// rescoring reads them, while segments and queries keep the main
+	// weights (docs/models.md, "Message weights").
+	MessageModel string `json:"message_model,omitempty"`
 }
 
 // Validate reports what is wrong with c.
@@ -70,6 +76,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxTokens <= 0 {
 		errs = append(errs, fmt.Errorf("max_tokens %d must be positive", c.MaxTokens))
+	}
+	if c.MessageModel != "" && !filepath.IsLocal(c.MessageModel) {
+		errs = append(errs, fmt.Errorf("message_model %q is not a subdirectory of the model directory", c.MessageModel))
 	}
 	return errors.Join(errs...)
 }
@@ -120,7 +129,30 @@ func LoadConfig(dir string) (*Config, error) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.onnx")); len(m) != 1 {
 		return nil, fmt.Errorf("model %s: want exactly one .onnx file, found %d", dir, len(m))
 	}
+	if c.MessageModel != "" {
+		if err := checkMessageModel(dir, c.MessageModel); err != nil {
+			return nil, err
+		}
+	}
 	return &c, nil
+}
+
+// checkMessageModel says what is wrong with a message_model directory
+// before anything loads, so that every command refuses a broken model
+// directory at start, not the embedding job halfway through.
+func checkMessageModel(dir, sub string) error {
+	fix := fmt.Sprintf("convert the model again, or take message_model out of %s to embed messages with the main weights", ConfigFile)
+	fi, err := os.Stat(filepath.Join(dir, sub))
+	switch {
+	case err != nil:
+		return fmt.Errorf("model %s: message_model %q: %w (%s)", dir, sub, err, fix)
+	case !fi.IsDir():
+		return fmt.Errorf("model %s: message_model %q is not a directory (%s)", dir, sub, fix)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, sub, "*.onnx")); len(m) != 1 {
+		return fmt.Errorf("model %s: message_model %q: want exactly one .onnx file, found %d (%s)", dir, sub, len(m), fix)
+	}
+	return nil
 }
 
 // WriteConfig writes c into dir.

@@ -48,18 +48,23 @@ type Options struct {
 // pure-Go backend runs one at a time.
 type Model struct {
 	cfg     Config
+	dir     string // the model directory, absolute
 	backend Backend
 	// mu guards session: inferences share it, Close takes it alone.
 	mu sync.RWMutex
 	// serial is held around each inference on the pure-Go backend and
 	// around hugot's tokenizer, neither known to be safe concurrently.
-	serial sync.Mutex
+	// A message model shares its main model's: they share a session.
+	serial *sync.Mutex
 	// low hands background inferences to the low-priority workers
 	// (Background), until closed is closed.
 	low      chan func()
 	closed   chan struct{}
 	session  *hugot.Session
 	pipeline *pipelines.FeatureExtractionPipeline
+	// shared marks a message model (MessageModel): the session is its
+	// main model's, which destroys it.
+	shared bool
 	// unigram, when set, tokenizes in place of hugot's tokenizer
 	// (tokenizer.go).
 	unigram *unigram.Tokenizer
@@ -85,12 +90,6 @@ func Load(dir string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	defer os.Chdir(cwd)
-
 	var s *hugot.Session
 	switch opts.Backend {
 	case Go, "":
@@ -119,52 +118,110 @@ func Load(dir string, opts Options) (*Model, error) {
 		s.Destroy()
 		return nil, err
 	}
-	pcfg := hugot.FeatureExtractionConfig{ModelPath: dir, Name: "embed"}
-	if tk != nil {
-		// hugot would load tokenizer.json too: show it the directory
-		// without it. Image mode only lifts its need for a tokenizer; we
-		// build the inputs ourselves either way.
-		view, err := withoutTokenizer(dir)
+	m := &Model{cfg: *cfg, dir: dir, backend: opts.Backend, session: s, unigram: tk, reader: rd, serial: new(sync.Mutex)}
+	if m.pipeline, err = m.loadNetwork(dir, "embed"); err != nil {
+		s.Destroy()
+		return nil, err
+	}
+	m.start()
+	m.LoadTime = time.Since(start)
+	return m, nil
+}
+
+// MessageModel loads the network of the model directory's message_model
+// (Config) into m's session, with m's tokenizer and configuration: the
+// embedding job's model for message vectors, of m's Name and Dim. ONNX
+// Runtime allows one session per process, so it shares m's: close it
+// before m. Load it at start-up too.
+func (m *Model) MessageModel() (*Model, error) {
+	start := time.Now()
+	if m.cfg.MessageModel == "" {
+		return nil, fmt.Errorf("model %s has no message_model in %s", m.dir, ConfigFile)
+	}
+	net := filepath.Join(m.dir, m.cfg.MessageModel)
+	if m.backend == Go {
+		if err := checkGoCanRun(net); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.session == nil {
+		return nil, errors.New("embedding model is closed")
+	}
+	mm := &Model{cfg: m.cfg, dir: m.dir, backend: m.backend, session: m.session, unigram: m.unigram, reader: m.reader,
+		serial: m.serial, shared: true}
+	var err error
+	if mm.pipeline, err = m.loadNetwork(net, "messages"); err != nil {
+		return nil, err
+	}
+	mm.start()
+	mm.LoadTime = time.Since(start)
+	return mm, nil
+}
+
+// loadNetwork adds the network in net (the model directory, or its
+// message model's) to m's session as a pipeline named name, and checks
+// its output against the configuration.
+func (m *Model) loadNetwork(net, name string) (*pipelines.FeatureExtractionPipeline, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	defer os.Chdir(cwd)
+	cfg := m.cfg
+	pcfg := hugot.FeatureExtractionConfig{ModelPath: net, Name: name}
+	if m.unigram != nil || net != m.dir || cfg.MessageModel != "" {
+		// hugot would load tokenizer.json too: show it the network
+		// without it (image mode only lifts its need for a tokenizer; we
+		// build the inputs ourselves either way), or, for hugot's
+		// tokenizer, the network beside the model directory's tokenizer.
+		// Either way without subdirectories: hugot looks for the .onnx
+		// file in them too, and would find the message model's.
+		tokenizer := filepath.Join(m.dir, "tokenizer.json")
+		if m.unigram != nil {
+			tokenizer = ""
+			pcfg.Options = append(pcfg.Options, pipelines.WithImageMode())
+		}
+		view, err := networkView(net, tokenizer)
 		if err != nil {
-			s.Destroy()
 			return nil, err
 		}
 		defer os.RemoveAll(view)
 		pcfg.ModelPath = view
-		pcfg.Options = append(pcfg.Options, pipelines.WithImageMode())
 	}
 	if cfg.Output != "" {
 		pcfg.Options = append(pcfg.Options, pipelines.WithOutputName(cfg.Output))
 	}
-	p, err := hugot.NewPipeline(s, pcfg)
+	p, err := hugot.NewPipeline(m.session, pcfg)
 	if err != nil {
-		s.Destroy()
-		return nil, fmt.Errorf("load model %s: %w", dir, err)
+		return nil, fmt.Errorf("load model %s: %w", net, err)
 	}
 	dims := p.Output.Dimensions
 	if got := dims[len(dims)-1]; got != -1 && int(got) != cfg.Dimension {
-		s.Destroy()
-		return nil, fmt.Errorf("model %s: output %s has dimension %d, but %s says %d", dir, p.Output.Name, got, ConfigFile, cfg.Dimension)
+		return nil, fmt.Errorf("model %s: output %s has dimension %d, but %s says %d", net, p.Output.Name, got, ConfigFile, cfg.Dimension)
 	}
 	if (cfg.Pooling == Pooled) != (len(dims) == 2) {
-		s.Destroy()
-		return nil, fmt.Errorf("model %s: output %s has %d dimensions; pooling %q needs %s", dir, p.Output.Name, len(dims), cfg.Pooling,
+		return nil, fmt.Errorf("model %s: output %s has %d dimensions; pooling %q needs %s", net, p.Output.Name, len(dims), cfg.Pooling,
 			map[bool]string{true: "a 2-D (already pooled) output", false: "a 3-D (token) output"}[cfg.Pooling == Pooled])
 	}
 	if tk := p.Model.Tokenizer; tk != nil {
 		tk.MaxAllowedTokens = cfg.MaxTokens // the Go tokenizer's truncation
 	}
-	m := &Model{cfg: *cfg, backend: opts.Backend, session: s, pipeline: p, unigram: tk, reader: rd, LoadTime: time.Since(start),
-		low: make(chan func()), closed: make(chan struct{})}
-	if opts.Backend == ORT {
-		// A worker per core: the job's batches run side by side there,
-		// as fast as one inference over every core when searches leave
-		// the cores free.
+	return p, nil
+}
+
+// start makes the channels of a loaded model and, on ONNX Runtime, its
+// low-priority workers: a worker per core, where the job's batches run
+// side by side, as fast as one inference over every core when searches
+// leave the cores free.
+func (m *Model) start() {
+	m.low, m.closed = make(chan func()), make(chan struct{})
+	if m.backend == ORT {
 		for range runtime.GOMAXPROCS(0) {
 			go m.lowPriority()
 		}
 	}
-	return m, nil
 }
 
 // lowPriority runs background inferences on one OS thread of lowered
@@ -259,7 +316,10 @@ func (m *Model) Close() error {
 		return nil
 	}
 	close(m.closed)
-	err := m.session.Destroy()
+	var err error
+	if !m.shared {
+		err = m.session.Destroy()
+	}
 	m.session = nil
 	return err
 }

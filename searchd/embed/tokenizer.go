@@ -37,10 +37,12 @@ func loadUnigram(dir string) (*unigram.Tokenizer, error) {
 	return tk, nil
 }
 
-// withoutTokenizer makes a temporary directory of links to dir's files,
-// tokenizer.json left out, for hugot to load the network from.
-func withoutTokenizer(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
+// networkView makes a temporary directory of links for hugot to load the
+// network from: the files of net (not its subdirectories), its
+// tokenizer.json left out, and the tokenizer file given, if any (a
+// message model's network lies in a subdirectory without one).
+func networkView(net, tokenizer string) (string, error) {
+	entries, err := os.ReadDir(net)
 	if err != nil {
 		return "", err
 	}
@@ -48,11 +50,17 @@ func withoutTokenizer(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	links := map[string]string{}
 	for _, e := range entries {
-		if e.Name() == "tokenizer.json" {
-			continue
+		if e.Name() != "tokenizer.json" && !e.IsDir() {
+			links[e.Name()] = filepath.Join(net, e.Name())
 		}
-		if err := os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(view, e.Name())); err != nil {
+	}
+	if tokenizer != "" {
+		links["tokenizer.json"] = tokenizer
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(view, name)); err != nil {
 			os.RemoveAll(view)
 			return "", err
 		}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync"
@@ -39,6 +40,11 @@ const MinMessageChars = 4
 type Job struct {
 	DB       *sqlite.DB
 	Embedder Embedder
+	// MessageEmbedder, if set, embeds the messages in place of Embedder:
+	// the same model with cheaper weights (embed.Model.MessageModel), as
+	// only rescoring reads message vectors. Its name and dimension must
+	// be Embedder's: the database keeps one model's vectors.
+	MessageEmbedder Embedder
 	// Matrix, if set, follows the vectors the job writes.
 	Matrix *Matrix
 	Log    *slog.Logger
@@ -219,7 +225,10 @@ func (j *Job) RunOnce(ctx context.Context) error {
 		defer func() { lost(nil); <-kept }()
 	}
 	j.pass = pass{start: time.Now()}
-	err := j.segments(ctx)
+	err := j.checkMessageEmbedder()
+	if err == nil {
+		err = j.segments(ctx)
+	}
 	if err == nil && !j.SegmentsOnly {
 		err = j.messages(ctx)
 	}
@@ -239,6 +248,15 @@ func (j *Job) RunOnce(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// checkMessageEmbedder refuses a message embedder of another model.
+func (j *Job) checkMessageEmbedder() error {
+	me := j.MessageEmbedder
+	if me == nil || (me.Name() == j.Embedder.Name() && me.Dim() == j.Embedder.Dim()) {
+		return nil
+	}
+	return fmt.Errorf("message embedder %s (%d dimensions) is not the model's, %s (%d dimensions)", me.Name(), me.Dim(), j.Embedder.Name(), j.Embedder.Dim())
 }
 
 // renew takes or renews the embedding lease.
@@ -408,7 +426,7 @@ func (j *Job) segments(ctx context.Context) error {
 				set = append(set, func(v []float32) { vs[i].Windows[k].Vector = v })
 			}
 		}
-		infer, err := j.embed(ctx, texts, func(k int, v []float32) { set[k](v) })
+		infer, err := embedWith(ctx, j.Embedder, texts, func(k int, v []float32) { set[k](v) })
 		if err != nil {
 			return err
 		}
@@ -476,6 +494,10 @@ func (j *Job) messages(ctx context.Context) error {
 	if batch <= 0 {
 		batch = 1024
 	}
+	emb := j.Embedder
+	if j.MessageEmbedder != nil {
+		emb = j.MessageEmbedder
+	}
 	// Message IDs can be negative (archives older than Discord): start
 	// below every one.
 	from := int64(math.MinInt64)
@@ -500,7 +522,7 @@ func (j *Job) messages(ctx context.Context) error {
 				idx = append(idx, i)
 			}
 		}
-		infer, err := j.embed(ctx, texts, func(k int, v []float32) { vs[idx[k]].Vector = v })
+		infer, err := embedWith(ctx, emb, texts, func(k int, v []float32) { vs[idx[k]].Vector = v })
 		if err != nil {
 			return err
 		}
@@ -525,13 +547,13 @@ func (j *Job) messages(ctx context.Context) error {
 	}
 }
 
-// embed runs the model on texts and hands each vector to set.
-func (j *Job) embed(ctx context.Context, texts []string, set func(int, []float32)) (time.Duration, error) {
+// embedWith runs the model on texts and hands each vector to set.
+func embedWith(ctx context.Context, model Embedder, texts []string, set func(int, []float32)) (time.Duration, error) {
 	if len(texts) == 0 {
 		return 0, nil
 	}
 	start := time.Now()
-	vecs, err := j.Embedder.EmbedPassages(ctx, texts)
+	vecs, err := model.EmbedPassages(ctx, texts)
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@
 //
 //	embedprof -data COPY -model build/model [-side-by-side] [-threads N]
 //	    [-segment-batch N] [-message-batch N] [-limit N] [-dry]
+//	    [-message-model=false]
 //
 // docs/benchmarks.md, "A faster first embedding", shows what it measured.
 package main
@@ -40,6 +41,7 @@ type phase struct {
 // model.
 type recorder struct {
 	m            *embed.Model
+	messages     *embed.Model // the message weights, if used
 	sideBySide   bool
 	dry          bool
 	limit        int
@@ -94,8 +96,12 @@ func (r *recorder) EmbedPassages(ctx context.Context, texts []string) ([][]float
 	if r.dry {
 		return r.placeholders(len(texts)), nil
 	}
+	model := r.m
+	if r.phase == "messages" && r.messages != nil {
+		model = r.messages
+	}
 	wall, cpu0 := time.Now(), cpu()
-	v, err := r.m.EmbedPassages(ctx, texts)
+	v, err := model.EmbedPassages(ctx, texts)
 	ph.wall += time.Since(wall)
 	ph.cpu += cpu() - cpu0
 	return v, err
@@ -148,20 +154,29 @@ func main() {
 	messageBatch := flag.Int("message-batch", 0, "messages per hand-over (0: the job's default)")
 	limit := flag.Int("limit", 0, "stop each phase after about this many passages (0: embed everything)")
 	dry := flag.Bool("dry", false, "count tokens and padding only; do not run the model")
+	messageModel := flag.Bool("message-model", true, "embed messages with the model directory's message weights (message_model), as searchd embed does, where it has them")
 	flag.Parse()
-	if err := run(*data, *model, *threads, *sideBySide, *segmentBatch, *messageBatch, *limit, *dry); err != nil {
+	if err := run(*data, *model, *threads, *sideBySide, *segmentBatch, *messageBatch, *limit, *dry, *messageModel); err != nil {
 		fmt.Fprintln(os.Stderr, "embedprof:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, model string, threads int, sideBySide bool, segmentBatch, messageBatch, limit int, dry bool) error {
+func run(data, model string, threads int, sideBySide bool, segmentBatch, messageBatch, limit int, dry, messageModel bool) error {
 	ctx := context.Background()
 	m, err := embed.Load(model, embed.Options{Backend: embed.ORT, ORTLibrary: os.Getenv("DSEARCH_ORT_LIBRARY"), Threads: threads})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	r := &recorder{m: m, sideBySide: sideBySide, dry: dry, limit: limit, phases: map[string]*phase{}}
+	if messageModel && m.Config().MessageModel != "" {
+		if r.messages, err = m.MessageModel(); err != nil {
+			return err
+		}
+		defer r.messages.Close() // before m: it shares m's session
+		fmt.Printf("messages with the %s weights\n", m.Config().MessageModel)
+	}
 	db, err := sqlite.Open(ctx, data)
 	if err != nil {
 		return err
@@ -170,7 +185,6 @@ func run(data, model string, threads int, sideBySide bool, segmentBatch, message
 	if err := db.CheckModel(ctx, m.Name(), m.Dim()); err != nil {
 		return err
 	}
-	r := &recorder{m: m, sideBySide: sideBySide, dry: dry, limit: limit, phases: map[string]*phase{}}
 	job := &index.Job{DB: db, Embedder: r, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		SegmentBatch: segmentBatch, MessageBatch: messageBatch}
 	if sideBySide {

@@ -209,6 +209,17 @@ func (c *Config) LoadModel() (*embed.Model, error) {
 	return embed.Load(c.Model, embed.Options{Backend: embed.Backend(c.EmbedBackend), ORTLibrary: c.ORTLibrary, Threads: c.EmbedThreads})
 }
 
+// loadMessageModel loads model's message weights (its directory's
+// message_model) for the embedding job, or returns nil when it has none:
+// the job then embeds messages with model. searchd serve never loads
+// them, to keep its memory for searches.
+func loadMessageModel(model *embed.Model) (*embed.Model, error) {
+	if model.Config().MessageModel == "" {
+		return nil, nil
+	}
+	return model.MessageModel()
+}
+
 // command builds a subcommand whose flags come from the command line, then
 // DSEARCH_* variables, then the config file.
 func command(name, usage, help string, cfg *Config, extra func(*flag.FlagSet), exec func(context.Context, []string) error) *ffcli.Command {

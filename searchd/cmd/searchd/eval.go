@@ -533,7 +533,20 @@ func (m *Main) embedForEval(ctx context.Context, cfg *Config, db *sqlite.DB, svc
 		return nil, err
 	}
 	start := time.Now()
-	if err := (&index.Job{DB: db, Embedder: model, Log: log, SegmentsOnly: segmentsOnly}).RunOnce(ctx); err != nil {
+	job := &index.Job{DB: db, Embedder: model, Log: log, SegmentsOnly: segmentsOnly}
+	messages, err := loadMessageModel(model)
+	if err != nil {
+		model.Close()
+		return nil, err
+	}
+	if messages != nil {
+		job.MessageEmbedder = messages
+	}
+	err = job.RunOnce(ctx)
+	if messages != nil {
+		messages.Close() // before model: it shares model's session
+	}
+	if err != nil {
 		model.Close()
 		return nil, err
 	}

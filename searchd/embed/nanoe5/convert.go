@@ -51,6 +51,37 @@ func Convert(bin, dir, name string, w Weights, minSimilarity float64) error {
 	return embed.WriteConfig(dir, &cfg)
 }
 
+// ConvertMessageWeights adds to the model directory dir, which Convert
+// wrote from bin, the network with weights w for message vectors alone
+// (embed.Config.MessageModel): dir/messages-w/model.onnx, named in dir's
+// configuration.
+func ConvertMessageWeights(bin, dir string, w Weights) error {
+	cfg, err := embed.LoadConfig(dir)
+	if err != nil {
+		return err
+	}
+	f, err := Read(bin)
+	if err != nil {
+		return err
+	}
+	if got := f.Config(cfg.Name); got.Dimension != cfg.Dimension || got.MaxTokens != cfg.MaxTokens {
+		return fmt.Errorf("%s is not the model in %s", bin, dir)
+	}
+	graph, err := f.ONNX(w)
+	if err != nil {
+		return err
+	}
+	sub := "messages-" + string(w)
+	if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, sub, "model.onnx"), graph); err != nil {
+		return err
+	}
+	cfg.MessageModel = sub
+	return embed.WriteConfig(dir, cfg)
+}
+
 // writeFile replaces path whole or not at all.
 func writeFile(path string, b []byte) error {
 	tmp := path + ".tmp"

