@@ -359,7 +359,7 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		runes := []rune(text)
 		var lists []*cursor
 		for i := 0; i+1 < len(runes); i++ {
-			lists = append(lists, &cursor{postingList: x.postings[string(runes[i:i+2])]})
+			lists = append(lists, newCursor(x.postings[string(runes[i:i+2])]))
 		}
 		slices.SortFunc(lists, func(a, b *cursor) int { return len(a.ps) - len(b.ps) })
 		// A candidate keeps the span of the rarest list's block it was in:

@@ -3,7 +3,9 @@ package lexical
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
+	"sync"
 )
 
 // Search ranks the messages that match q, best first, ties by ID.
@@ -13,10 +15,13 @@ import (
 // idf and the most frequent, shortest posting, for the whole list and for
 // each block of it. Once Limit messages are held, a message whose bound is
 // under the worst of them cannot enter: the terms whose bounds together
-// stay under it only look up the messages the others bring, and a block
-// whose bound is under it is skipped. Scores are summed in the same order
-// as scoring every posting would, so the ranking and the scores are the
-// exhaustive ones exactly (TestSearchMatchesExhaustive).
+// stay under it (and whose lists are longer than the rest) only look up
+// the messages the others bring, and a window of docs whose blocks' bounds
+// are under it is skipped. The walked lists are scored a window of docs at
+// a time, term at a time, into an array (no merging of lists posting by
+// posting, whose branches cost more than the scoring). Scores are summed
+// in the same order as scoring every posting would, so the ranking and
+// the scores are the exhaustive ones exactly (TestSearchMatchesExhaustive).
 func (x *Index) Search(q Query) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -43,39 +48,60 @@ const slack = 1 + 1e-9
 type cursor struct {
 	postingList
 	pos     int
+	cur     uint32 // ps[pos].doc, or exhausted past the end: the walk's hot read
 	idf     float64
 	bound   float64 // on the term's weight in any message
 	inTerms bool    // a query term, not only a keyword
-
-	blockAt    int     // the block whose bound is cached, or -1
-	blockBound float64 // its bound
 
 	has bool    // holds the current candidate
 	w   float64 // weight in it
 }
 
-func (c *cursor) done() bool  { return c.pos >= len(c.ps) }
-func (c *cursor) doc() uint32 { return c.ps[c.pos].doc }
+// exhausted is a cursor's doc past its last posting: after every doc.
+const exhausted = math.MaxUint32
+
+func newCursor(l postingList) *cursor {
+	c := &cursor{postingList: l}
+	c.moveTo(0)
+	return c
+}
+
+func (c *cursor) done() bool  { return c.cur == exhausted }
+func (c *cursor) doc() uint32 { return c.cur }
+
+func (c *cursor) moveTo(pos int) {
+	c.pos = pos
+	if pos < len(c.ps) {
+		c.cur = c.ps[pos].doc
+	} else {
+		c.pos, c.cur = len(c.ps), exhausted
+	}
+}
 
 // seek moves to the first posting at or after doc.
 func (c *cursor) seek(doc uint32) {
-	if c.done() || c.doc() >= doc {
-		return
+	if c.cur < doc {
+		c.seekAfter(doc)
 	}
+}
+
+func (c *cursor) seekAfter(doc uint32) {
 	bi := c.pos / blockSize
 	if c.blocks[bi].last < doc {
 		rest := c.blocks[bi+1:]
 		bi += 1 + searchBlocks(rest, doc)
 		if bi >= len(c.blocks) {
-			c.pos = len(c.ps)
+			c.moveTo(len(c.ps))
 			return
 		}
 		c.pos = bi * blockSize
 	}
-	end := min(len(c.ps), (bi+1)*blockSize)
-	for c.pos < end && c.ps[c.pos].doc < doc {
-		c.pos++
+	// The block's last doc is at or after doc: the scan stops in it.
+	pos := c.pos
+	for c.ps[pos].doc < doc {
+		pos++
 	}
+	c.pos, c.cur = pos, c.ps[pos].doc
 }
 
 // searchBlocks is the first block whose last doc is at or after doc.
@@ -106,8 +132,23 @@ type search struct {
 	drivers  []*cursor // walked for candidates
 	others   []*cursor // looked up, descending bound
 	othersUB float64
-	next     uint32 // the least doc not considered yet
+	next     uint32 // the first doc of the windows not ranked yet
+	scratch  *scratch
 }
+
+// window is how many docs a walk scores at a time (term at a time), then
+// ranks (doc at a time): a window's weights stay in a core's cache.
+const window = 2048
+
+// scratch is a walk's window: each driver's weight in each of the
+// window's docs (0: the doc lacks the term; a weight is never 0), and
+// which docs some driver holds.
+type scratch struct {
+	weights []float64 // window × driver slot
+	touched [window / 64]uint64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (x *Index) newSearch(q Query) *search {
 	s := &search{x: x, q: q, avg: float64(x.tokens) / float64(x.live), admits: x.admits(q.Filter)}
@@ -121,7 +162,8 @@ func (x *Index) newSearch(q Query) *search {
 		if idf <= 0 {
 			idf = 1e-6
 		}
-		c := &cursor{postingList: l, idf: idf, inTerms: inTerms, blockAt: -1}
+		c := newCursor(l)
+		c.idf, c.inTerms = idf, inTerms
 		for bi := range l.blocks {
 			c.bound = max(c.bound, s.blockBound(c, bi))
 		}
@@ -152,14 +194,6 @@ func weight(idf, tf, dl, avg float64) float64 {
 func (s *search) blockBound(c *cursor, bi int) float64 {
 	bl := c.blocks[bi]
 	return weight(c.idf, float64(bl.maxTF), float64(bl.minLen), s.avg)
-}
-
-// cachedBlockBound is the bound of the block the cursor is in.
-func (s *search) cachedBlockBound(c *cursor) float64 {
-	if bi := c.pos / blockSize; bi != c.blockAt {
-		c.blockAt, c.blockBound = bi, s.blockBound(c, bi)
-	}
-	return c.blockBound
 }
 
 func (s *search) full() bool { return len(s.top) >= s.q.Limit }
@@ -202,9 +236,23 @@ func (s *search) partition() {
 			drivers = rarest
 		}
 	}
-	s.drivers, s.others, s.othersUB = drivers, s.others[:0], 0
+	s.drivers = append(s.drivers[:0], drivers...)
+	if len(s.required) == 0 {
+		// Looking a list up costs a seek for each candidate the drivers
+		// bring; walking it costs its postings. A list no longer than the
+		// drivers together is walked as well: a message only it holds
+		// stays under the threshold all the same (its bound is under it).
+		walked := remaining(s.drivers)
+		for _, c := range s.byBound[:cut] {
+			if n := len(c.ps) - c.pos; n <= walked {
+				s.drivers = append(s.drivers, c)
+				walked += n
+			}
+		}
+	}
+	s.others, s.othersUB = s.others[:0], 0
 	for i := len(s.byBound) - 1; i >= 0; i-- {
-		if c := s.byBound[i]; !slices.Contains(drivers, c) {
+		if c := s.byBound[i]; !slices.Contains(s.drivers, c) {
 			s.others = append(s.others, c)
 			s.othersUB += c.bound
 		}
@@ -219,101 +267,139 @@ func remaining(cs []*cursor) int {
 	return n
 }
 
+// run walks the docs a window at a time. The lists are partitioned at
+// each window's start: the drivers' postings in it are scored into the
+// window, then the docs they hold are ranked in order, looking up the
+// others. A window none of whose messages can reach the threshold (by the
+// bounds of the drivers' blocks in it) is skipped.
 func (s *search) run() {
-	s.partition()
+	s.scratch = scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s.scratch)
 	for {
-		th := s.threshold()
-		// The next candidate: the least doc any driver is at.
-		doc, any := uint32(math.MaxUint32), false
+		s.partition()
+		lo := uint32(exhausted)
 		for _, c := range s.drivers {
-			c.seek(s.next) // a list that was looked up until now
-			if s.admits != nil {
-				s.skipUnadmitted(c)
-			}
-			if !c.done() && c.doc() <= doc {
-				doc, any = c.doc(), true
-			}
+			c.seek(s.next) // a list looked up until now
+			lo = min(lo, c.cur)
 		}
-		if !any {
+		if lo == exhausted {
 			return
 		}
-		// Skip the drivers' blocks when even their bounds cannot reach the
-		// threshold: no message before the nearest block end or the next
-		// driver's doc can.
-		if s.full() {
-			bound, next := s.othersUB, uint32(math.MaxUint32)
-			for _, c := range s.drivers {
-				switch {
-				case c.done():
-				case c.doc() == doc:
-					bound += s.cachedBlockBound(c)
-					next = min(next, c.blocks[c.pos/blockSize].last+1)
-				default:
-					next = min(next, c.doc())
-				}
-			}
-			if bound*slack < th {
-				s.next = next
-				continue
-			}
+		lo -= lo % window
+		hi := lo + window
+		s.next = hi
+		if s.full() && s.windowBound(lo, hi)*slack < s.threshold() {
+			continue
 		}
-		s.next = doc + 1
-		sum := 0.0
-		for _, c := range s.drivers {
-			if !c.done() && c.doc() == doc {
-				p := c.ps[c.pos]
-				c.pos++
-				c.has, c.w = true, s.weight(c, p)
-				sum += c.w
-			}
+		if n := len(s.drivers) * window; len(s.scratch.weights) < n {
+			s.scratch.weights = make([]float64, n)
 		}
-		if s.consider(doc, sum, th) {
-			s.partition()
+		for slot, c := range s.drivers {
+			s.score(c, slot, lo, hi)
 		}
-		for _, c := range s.cursors {
-			c.has = false
-		}
+		s.rank(lo)
 	}
 }
 
-// skipUnadmitted moves a driver past the blocks none of whose messages
-// the filter admits. A message skipped may still come from another
-// driver, without this one's weight: the filter turns it away before it
-// is scored.
-func (s *search) skipUnadmitted(c *cursor) {
-	for !c.done() {
-		bi := c.pos / blockSize
-		if s.admits.span(&c.spans[bi]) {
-			return
+// windowBound bounds a message's score in [lo, hi): the drivers' blocks
+// there, and the others' lists.
+func (s *search) windowBound(lo, hi uint32) float64 {
+	bound := s.othersUB
+	for _, c := range s.drivers {
+		if c.cur >= hi {
+			continue
 		}
-		c.pos = min((bi+1)*blockSize, len(c.ps))
+		most := 0.0
+		for bi := c.pos / blockSize; bi < len(c.blocks); bi++ {
+			most = max(most, s.blockBound(c, bi))
+			if c.blocks[bi].last >= hi {
+				break
+			}
+		}
+		bound += most
+	}
+	return bound
+}
+
+// score writes c's weights in the docs of [lo, hi) into the window at its
+// slot and marks those docs touched, skipping the blocks the filter turns
+// away.
+func (s *search) score(c *cursor, slot int, lo, hi uint32) {
+	touched, weights, n := &s.scratch.touched, s.scratch.weights, len(s.drivers)
+	for c.cur < hi {
+		bi := c.pos / blockSize
+		end := min((bi+1)*blockSize, len(c.ps))
+		if s.admits != nil && !s.admits.span(&c.spans[bi]) {
+			c.moveTo(end)
+			continue
+		}
+		pos := c.pos
+		for ; pos < end; pos++ {
+			p := c.ps[pos]
+			if p.doc >= hi {
+				break
+			}
+			i := p.doc - lo
+			weights[int(i)*n+slot] = s.weight(c, p)
+			touched[i/64] |= 1 << (i % 64)
+		}
+		c.moveTo(pos)
+	}
+}
+
+// rank considers the window's touched docs in order, clearing the window.
+func (s *search) rank(lo uint32) {
+	touched, n := &s.scratch.touched, len(s.drivers)
+	for wi := range touched {
+		for touched[wi] != 0 {
+			i := wi*64 + bits.TrailingZeros64(touched[wi])
+			touched[wi] &= touched[wi] - 1
+			weights := s.scratch.weights[i*n : (i+1)*n]
+			sum := 0.0
+			for _, w := range weights {
+				sum += w
+			}
+			if (sum+s.othersUB)*slack >= s.threshold() {
+				for slot, c := range s.drivers {
+					c.has, c.w = weights[slot] > 0, weights[slot]
+				}
+				s.consider(lo+uint32(i), sum, s.threshold())
+				for _, c := range s.cursors {
+					c.has = false
+				}
+			}
+			clear(weights)
+		}
 	}
 }
 
 // consider scores a candidate the drivers gave sum and keeps it if it is
-// among the best; it reports whether the threshold moved.
-func (s *search) consider(doc uint32, sum, th float64) bool {
+// among the best.
+func (s *search) consider(doc uint32, sum, th float64) {
+	if (sum+s.othersUB)*slack < th {
+		return
+	}
 	x := s.x
-	if x.dead.has(doc) || (sum+s.othersUB)*slack < th {
-		return false
+	if x.dead.has(doc) {
+		return
 	}
 	if s.admits != nil && !s.admits.ok(x.meta[doc]) {
-		return false
+		return
 	}
 	rest := s.othersUB
 	for _, c := range s.others {
 		c.seek(doc)
-		if !c.done() && c.doc() == doc {
+		if c.cur == doc {
 			c.has, c.w = true, s.weight(c, c.ps[c.pos])
 			sum += c.w
 		}
 		rest -= c.bound
 		if (sum+rest)*slack < th {
-			return false
+			return
 		}
 	}
 	if !s.matches() {
-		return false
+		return
 	}
 	score := 0.0
 	for _, c := range s.cursors {
@@ -322,18 +408,15 @@ func (s *search) consider(doc uint32, sum, th float64) bool {
 		}
 	}
 	if score < th {
-		return false // (and no look-up of the message for its ID)
+		return // (and no look-up of the message for its ID)
 	}
 	h := Hit{ID: x.docs[doc].id, AuthorID: x.authors.ids[x.meta[doc].author], Score: score}
 	switch {
 	case !s.full():
 		s.top.push(h)
-		return s.full()
 	case better(h, s.top[0]):
 		s.top.replaceWorst(h)
-		return true
 	}
-	return false
 }
 
 // matches reports whether the candidate holds a query term (when there
