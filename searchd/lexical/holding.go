@@ -17,7 +17,7 @@ func (x *Index) Holding(alts [][]Term, f Filter, ids []int64) []int64 {
 		lists := make([]*cursor, len(alt))
 		for i, t := range alt {
 			l, _ := x.match(t)
-			lists[i] = &cursor{postingList: l}
+			lists[i] = newCursor(l)
 		}
 		// Walk the rarest list and look the message up in the others.
 		slices.SortFunc(lists, func(a, b *cursor) int { return len(a.ps) - len(b.ps) })
