@@ -163,6 +163,7 @@ func (m *Memberships) Run(ctx context.Context, interval time.Duration) error {
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var trimmed int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -175,9 +176,16 @@ func (m *Memberships) Run(ctx context.Context, interval time.Duration) error {
 		m.mu.Lock()
 		seq := m.seq
 		m.mu.Unlock()
-		if err := m.DB.TrimMembershipChanges(ctx, seq); err != nil && m.Log != nil {
-			m.Log.Warn("segment memberships: cannot trim the log", "err", err)
+		if seq == trimmed {
+			continue // nothing new: no write to an idle database
 		}
+		if err := m.DB.TrimMembershipChanges(ctx, seq); err != nil {
+			if m.Log != nil {
+				m.Log.Warn("segment memberships: cannot trim the log", "err", err)
+			}
+			continue
+		}
+		trimmed = seq
 	}
 }
 

@@ -296,3 +296,40 @@ func BenchmarkMembershipSegments(b *testing.B) {
 		})
 	}
 }
+
+// Run loads the memberships, follows the log and trims what it has
+// applied, down to the last entry, which stays.
+func TestMembershipsRunTrimsTheLog(t *testing.T) {
+	db := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Memberships{DB: db}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, 5*time.Millisecond) }()
+	if _, err := db.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{
+		msg(60, 50*time.Hour, "one more"), msg(61, 50*time.Hour+time.Minute, "and another"),
+	}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		changes, err := db.MembershipChanges(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(changes) == 1 {
+			if seq, _ := db.MembershipSeq(ctx); changes[0].Seq != seq {
+				t.Errorf("the entry kept is %d, the last is %d", changes[0].Seq, seq)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log still holds %d entries", len(changes))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sameMemberships(t, db, m, []int64{1, 2, 3, 4, 5, 6, 60, 61})
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}

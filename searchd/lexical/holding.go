@@ -3,9 +3,9 @@ package lexical
 import "slices"
 
 // Holding appends to ids the live messages that hold every term of at
-// least one of alts (a Query's Required) and that f admits, unranked: what
-// FTS5 lists for the same expression. A message holding several
-// alternatives comes once for each.
+// least one of alts (a Query's Required) and that f admits, unranked: the
+// messages Search would rank. A message holding several alternatives
+// comes once for each.
 func (x *Index) Holding(alts [][]Term, f Filter, ids []int64) []int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
