@@ -254,16 +254,22 @@ func (r *MembershipReader) Segments(messages []int64, out map[int64]bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	from := 0 // messages ascend: each is searched for after the last
+	var last int64
+	add := func(seg int64) {
+		if seg != last { // a conversation's messages come together: the map is most of the cost
+			out[seg], last = true, seg
+		}
+	}
 	for _, id := range messages {
 		if seg, ok := t.changed[id]; ok {
 			if seg != 0 {
-				out[seg] = true
+				add(seg)
 			}
 			continue
 		}
 		i := gallop(t.messages, from, id)
 		if i < len(t.messages) && t.messages[i] == id {
-			out[int64(t.segments[i])] = true
+			add(int64(t.segments[i]))
 		}
 		from = i
 	}
