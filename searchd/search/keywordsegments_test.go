@@ -65,6 +65,11 @@ func sameKeywordSegments(t *testing.T, s *Service, alts [][]lexical.Term, f sqli
 	if !maps.Equal(got, want) {
 		t.Errorf("%v %+v: from memory segments %v, SQLite %v", alts, f, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
+	// While the memberships load, SQLite maps the index's messages.
+	loading := &Service{DB: s.DB, Config: s.Config, Keywords: s.Keywords}
+	if meanwhile, err := loading.findKeywordSegments(ctx, alts, f); err != nil || !maps.Equal(meanwhile, want) {
+		t.Errorf("%v %+v: without the memberships %d segments (%v), SQLite %d", alts, f, len(meanwhile), err, len(want))
+	}
 	fts, err := s.DB.SegmentsMatching(ctx, alternativesExpr(alts), f)
 	if err != nil {
 		t.Fatal(err)
