@@ -40,8 +40,8 @@ type Memberships struct {
 	seq       int64      // the last log entry applied
 }
 
-// membershipTable is message → segment. Searches read it under mu's
-// read lock; a catch-up changes it under the write lock.
+// membershipTable is message → segment. Searches read it under its read
+// lock; a catch-up changes it under its write lock.
 type membershipTable struct {
 	mu       sync.RWMutex
 	messages []int64  // ascending
