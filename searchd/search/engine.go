@@ -77,6 +77,11 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
 		resp.QueryEmbedTime = time.Since(start)
+		if s.Measure {
+			if err := q.measureSelf(ctx); err != nil {
+				return nil, err
+			}
+		}
 		switch q.Mode {
 		case Semantic:
 			ranked, err = q.semantic(ctx, s.Config.Window)
@@ -171,6 +176,9 @@ type query struct {
 	// is the query's similarity over the messages rescored.
 	weights   []float64
 	msgSpread index.Spread
+	// self is the query's similarity to itself embedded as a passage
+	// (only under Service.Measure): the ceiling a copy of it reaches.
+	self float64
 }
 
 // Reading is the share of text's letters the model reads as words or
