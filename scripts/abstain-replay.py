@@ -19,11 +19,12 @@ A result is confident when
   has no lexical side),
   or, with --cos / --mcos, its similarity / its best message's
   (absolute cosines: one model's) is at least that,
-  or, with --copy, its similarity is at least that share of the way from
-  the query's mean similarity over the conversations compared to the
-  query's similarity to itself embedded as a passage (1: as close as a
-  copy; the dump's "self", "mean", "std"), or, with --gap, it is within
-  that many of the query's spreads of that ceiling;
+  or its closeness is at least --copy (0.5, search's; inf: off): its
+  similarity's share of the way from the query's mean similarity over
+  the conversations compared to the query's similarity to itself
+  embedded as a passage (1: as close as a copy; the dump's "self",
+  "mean", "std"), or, with --gap, it is within that many of the query's
+  spreads of that ceiling;
 
 with --window I, support counts only the words found within the best
 span of each message, WindowFactors[I] times the question's words long
@@ -154,7 +155,7 @@ def main():
     ap.add_argument("--agree", action="store_true")
     ap.add_argument("--cos", type=float, default=INF)
     ap.add_argument("--mcos", type=float, default=INF)
-    ap.add_argument("--copy", type=float, default=INF)
+    ap.add_argument("--copy", type=float, default=0.5)
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--window", type=int, default=None)
     ap.add_argument("--grid-window", action="store_true")
@@ -186,7 +187,7 @@ def main():
                                   for w in windows},
                                  best(lambda x: x[9])))
         leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(2, 11)]
-        copies = [INF] + ([x / 10 for x in range(3, 10)] if a.grid_copy else [])
+        copies = [INF] + ([x / 20 for x in range(6, 19)] if a.grid_copy else [])
 
         def run(z, lead, s, found, w=None, copy=INF):
             ms = []

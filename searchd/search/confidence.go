@@ -21,9 +21,11 @@ import (
 // What does tell is relative to the query: whether a result stands out
 // from the query's similarity to every conversation searched (its
 // standout, a z-score over the scan's spread), and whether the query's
-// content words are in the result's messages (its support). Both were
-// chosen, and their thresholds set, by `searchd eval abstain` over every
-// evaluation set and both models (docs/retrieval.md, "Abstention").
+// content words are in the result's messages (its support), and how
+// close it comes to a copy of the query (its closeness: a translation or
+// a paraphrase shares no words). All three were chosen, and their
+// thresholds set, by `searchd eval abstain` over every evaluation set and
+// both models (docs/retrieval.md, "Abstention").
 
 // Confidence is how clearly a result matches its query.
 type Confidence struct {
@@ -43,6 +45,12 @@ type Confidence struct {
 	// English stop words left out) found in the result's messages, from
 	// 0 to 1; 1 for a query without content words.
 	Support float64
+	// Closeness is how far the result's similarity goes from the
+	// query's mean over the conversations searched towards its
+	// similarity to itself embedded as a passage, a copy's: 1 as close
+	// as a copy, 0 no closer than the average conversation (0 when not
+	// judged, as Standout).
+	Closeness float64
 	// Evidence is what they were judged from, for `searchd eval
 	// abstain`'s dump (not in the API).
 	Evidence Evidence
@@ -82,7 +90,7 @@ type Evidence struct {
 	WindowFound []int
 	// Mean and Std are the query's similarity spread over the
 	// conversations compared; Self is its similarity to itself embedded
-	// as a passage (only under Measure), the ceiling of a copy.
+	// as a passage, the ceiling of a copy (Closeness is from them).
 	Mean, Std, Self float64
 }
 
@@ -90,7 +98,8 @@ type Evidence struct {
 // Evidence.WindowFound counts within.
 var WindowFactors = []int{1, 2, 3, 4, 6, 8}
 
-// A result is confident when it stands out by Config.Standout or holds
+// A result is confident when it stands out by Config.Standout, comes
+// Config.Closeness of the way to a copy of the query, or holds
 // Config.Support of the query's content words (lexical mode, or no
 // standout: Support alone).
 const (
@@ -106,7 +115,7 @@ const (
 func (q *query) confidence(r Result, texts []string) Confidence {
 	found, words := supported(q.contentTerms(), nil, texts)
 	c := Confidence{Support: share(found, words)}
-	c.Evidence.Words, c.Evidence.Found = int(words), int(found)
+	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
 	if q.svc.Measure {
 		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.weights, texts))
 		n := 0
@@ -114,7 +123,6 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 		for _, f := range WindowFactors {
 			c.Evidence.WindowFound = append(c.Evidence.WindowFound, windowFound(q.contentTerms(), texts, max(f*n, 1)))
 		}
-		c.Evidence.Self = q.self
 	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
 		c.Evidence.M, c.Evidence.MessageCosine = q.msgSpread.N, ws.bestSim
@@ -135,7 +143,10 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	c.Evidence.Mean, c.Evidence.Std = q.spread.Mean, q.spread.Std
 	c.Evidence.Lead, c.Evidence.Cosine = q.lead(r, sim), sim
 	c.Standout = z - math.Sqrt(2*math.Log(float64(q.spread.N)))
-	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support
+	if q.self > q.spread.Mean {
+		c.Closeness = (sim - q.spread.Mean) / (q.self - q.spread.Mean)
+	}
+	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support || cfg.Closeness > 0 && c.Closeness >= cfg.Closeness
 	return c
 }
 
@@ -305,14 +316,52 @@ func matches(term, w lexical.Term) bool {
 	return !w.CJK && prefix(w.Text, 4) == prefix(term.Text, 4)
 }
 
-// measureSelf embeds the query as a passage, for Evidence.Self.
-func (q *query) measureSelf(ctx context.Context) error {
-	vs, err := q.svc.Embedder.EmbedPassages(ctx, []string{q.text})
+// embed embeds the query and, when a result's closeness is judged,
+// starts embedding the query as a passage (its similarity to itself, the
+// ceiling of a copy) beside the search: awaitCeiling takes it. Apart,
+// not in one batch: a dynamically quantized model's vectors depend on
+// their batch, and the query's ranking must not depend on the judging.
+func (q *query) embed(ctx context.Context) error {
+	e := q.svc.Embedder
+	v, err := e.EmbedQuery(ctx, q.text)
 	if err != nil {
-		return fmt.Errorf("embed query as a passage: %w", err)
+		return fmt.Errorf("embed query: %w", err)
 	}
-	if len(vs) == 1 && len(vs[0]) == len(q.vec) {
-		q.self = float64(index.Dot(q.vec, vs[0]))
+	q.vec = v
+	if q.unread || q.svc.Config.Closeness <= 0 && !q.svc.Measure {
+		return nil
+	}
+	out := make(chan ceiling, 1)
+	q.ceiling = out
+	go func() {
+		vs, err := e.EmbedPassages(ctx, []string{q.text})
+		c := ceiling{err: err}
+		if err == nil && len(vs) == 1 {
+			c.vec = vs[0]
+		}
+		out <- c
+	}()
+	return nil
+}
+
+// ceiling is the query embedded as a passage.
+type ceiling struct {
+	vec []float32
+	err error
+}
+
+// awaitCeiling sets q.self once the query's passage form is embedded.
+func (q *query) awaitCeiling() error {
+	if q.ceiling == nil {
+		return nil
+	}
+	c := <-q.ceiling
+	q.ceiling = nil
+	if c.err != nil {
+		return fmt.Errorf("embed query as a passage: %w", c.err)
+	}
+	if len(c.vec) == len(q.vec) {
+		q.self = float64(index.Dot(q.vec, c.vec))
 	}
 	return nil
 }
@@ -353,6 +402,9 @@ func prefix(s string, n int) string {
 // judge sets the confidence of the page's results and says whether any
 // of the first ranked is confident.
 func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) {
+	if err := q.awaitCeiling(); err != nil {
+		return false, err
+	}
 	top := ranked[:min(confidentRanks, len(ranked))]
 	texts, err := q.texts(ctx, append(slices.Clone(top), page...))
 	if err != nil {

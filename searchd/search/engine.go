@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -73,15 +72,10 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, ErrNoModel
 		}
 		start := time.Now()
-		if q.vec, err = s.Embedder.EmbedQuery(ctx, q.text); err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+		if err := q.embed(ctx); err != nil {
+			return nil, err
 		}
 		resp.QueryEmbedTime = time.Since(start)
-		if s.Measure {
-			if err := q.measureSelf(ctx); err != nil {
-				return nil, err
-			}
-		}
 		switch q.Mode {
 		case Semantic:
 			ranked, err = q.semantic(ctx, s.Config.Window)
@@ -176,9 +170,11 @@ type query struct {
 	// is the query's similarity over the messages rescored.
 	weights   []float64
 	msgSpread index.Spread
-	// self is the query's similarity to itself embedded as a passage
-	// (only under Service.Measure): the ceiling a copy of it reaches.
-	self float64
+	// self is the query's similarity to itself embedded as a passage:
+	// the ceiling a copy of it reaches (0: not embedded so), from
+	// ceiling once embedded (confidence.go's embed).
+	self    float64
+	ceiling chan ceiling
 }
 
 // Reading is the share of text's letters the model reads as words or

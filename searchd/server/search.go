@@ -68,8 +68,9 @@ func apiResult(res search.Result) api.SearchResult {
 	out := api.SearchResult{SegmentID: res.SegmentID, MessageID: api.ID(res.MessageID),
 		ChannelID: api.ID(res.ChannelID), StartAt: usTime(res.StartAt), MessageCount: res.MessageCount,
 		Authors: res.Authors, Score: res.Score, Components: comps, Previews: apiMessages(res.Previews),
-		Confidence: api.Confidence{Level: "low", Standout: res.Confidence.Standout, Support: res.Confidence.Support},
-		URL:        api.JumpURL(api.ID(res.GuildID), api.ID(res.ChannelID), api.ID(res.MessageID))}
+		Confidence: api.Confidence{Level: "low", Standout: res.Confidence.Standout, Support: res.Confidence.Support,
+			Closeness: res.Confidence.Closeness},
+		URL: api.JumpURL(api.ID(res.GuildID), api.ID(res.ChannelID), api.ID(res.MessageID))}
 	if out.Authors == nil {
 		out.Authors = []string{}
 	}

@@ -379,6 +379,11 @@ type Confidence struct {
 	// Support: the share of the query's content words found in the
 	// result's messages, 0 to 1.
 	Support float64 `json:"support"`
+	// Closeness: how far the result's similarity goes from the query's
+	// mean over the conversations searched towards the query's
+	// similarity to itself as a passage, a copy's (1: as close as a
+	// copy; 0: not judged, as Standout): a translation or a paraphrase.
+	Closeness float64 `json:"closeness"`
 }
 
 // Low says whether the result is only the closest thing found (a

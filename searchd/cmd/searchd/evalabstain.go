@@ -86,7 +86,7 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 	svc.Measure = true // the evidence the rule does not use, for the dump
 	// Each question is asked up to six times (three kinds, two ways):
 	// embedded once.
-	svc.Embedder = &memoModel{Model: model, vecs: map[string][]float32{}}
+	svc.Embedder = &memoModel{Model: model, vecs: map[string][]float32{}, passages: map[string][]float32{}}
 	if svc.Config.MinSimilarity < 0 {
 		svc.Config.MinSimilarity = model.Config().MinSimilarity // as serve has it
 	}
@@ -214,7 +214,7 @@ func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, v
 	}
 	for _, r := range results[:min(3, len(results))] {
 		cf := r.Confidence
-		c.top = append(c.top, map[string]any{"high": cf.High, "standout": cf.Standout, "support": cf.Support,
+		c.top = append(c.top, map[string]any{"high": cf.High, "standout": cf.Standout, "support": cf.Support, "closeness": cf.Closeness,
 			"z": cf.Evidence.Z, "n": cf.Evidence.N, "message_z": cf.Evidence.MessageZ, "m": cf.Evidence.M, "rare_support": cf.Evidence.RareSupport,
 			"lead": cf.Evidence.Lead, "cosine": cf.Evidence.Cosine, "message_cosine": cf.Evidence.MessageCosine, "words": cf.Evidence.Words, "found": cf.Evidence.Found,
 			"window_found": cf.Evidence.WindowFound, "mean": cf.Evidence.Mean, "std": cf.Evidence.Std, "self": cf.Evidence.Self,
@@ -253,11 +253,33 @@ func printAbstain(w io.Writer, model string, order []abstainKey, tally map[absta
 	tw.Flush()
 }
 
-// memoModel embeds each query once.
+// memoModel embeds each query once (and once as a passage).
 type memoModel struct {
 	*embed.Model
-	mu   sync.Mutex
-	vecs map[string][]float32
+	mu       sync.Mutex
+	vecs     map[string][]float32
+	passages map[string][]float32
+}
+
+// EmbedPassages remembers a single text's vector: search embeds its
+// query as a passage too (search.Confidence.Closeness).
+func (m *memoModel) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) != 1 {
+		return m.Model.EmbedPassages(ctx, texts)
+	}
+	m.mu.Lock()
+	v, ok := m.passages[texts[0]]
+	m.mu.Unlock()
+	if ok {
+		return [][]float32{v}, nil
+	}
+	vs, err := m.Model.EmbedPassages(ctx, texts)
+	if err == nil && len(vs) == 1 {
+		m.mu.Lock()
+		m.passages[texts[0]] = vs[0]
+		m.mu.Unlock()
+	}
+	return vs, err
 }
 
 func (m *memoModel) EmbedQuery(ctx context.Context, q string) ([]float32, error) {

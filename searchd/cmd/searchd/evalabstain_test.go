@@ -87,7 +87,7 @@ func TestEvalAbstain(t *testing.T) {
 		if len(c.Top) == 0 {
 			continue // nothing passed the similarity floor
 		}
-		for _, k := range []string{"high", "standout", "support", "rare_support", "message_z", "z", "lead", "cosine", "message_cosine", "words", "found", "semantic_rank", "lexical_rank",
+		for _, k := range []string{"high", "standout", "support", "closeness", "rare_support", "message_z", "z", "lead", "cosine", "message_cosine", "words", "found", "semantic_rank", "lexical_rank",
 			"window_found", "mean", "std", "self"} {
 			if _, ok := c.Top[0][k]; !ok {
 				t.Errorf("dump line without %q: %s", k, line)
