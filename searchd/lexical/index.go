@@ -22,7 +22,7 @@ type Index struct {
 	// filtered search reads it for every candidate, so it is small (16
 	// bytes a message).
 	meta     []docMeta
-	byID     map[int64]uint32
+	byID     docTable
 	dead     bitset // docs deleted or replaced, until compaction
 	postings map[string]postingList
 	// prefixes lists, per CJK character, the bigram tokens it begins, for
@@ -85,7 +85,7 @@ type Doc struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{byID: map[int64]uint32{}, postings: map[string]postingList{}, prefixes: map[rune][]string{}}
+	return &Index{postings: map[string]postingList{}, prefixes: map[rune][]string{}}
 }
 
 // Len is the number of messages indexed.
@@ -133,7 +133,7 @@ func (x *Index) Put(d Doc) {
 	n := uint32(len(x.docs))
 	x.docs = append(x.docs, doc{id: d.ID, length: length, cjk: cjk.String()})
 	x.meta = append(x.meta, docMeta{created: d.CreatedAt, channel: x.channels.ordinal(d.ChannelID), author: x.authors.ordinal(d.AuthorID)})
-	x.byID[d.ID] = n
+	x.byID.put(x.docs, n)
 	x.dead.grow(len(x.docs))
 	x.live++
 	x.tokens += int64(length)
@@ -167,14 +167,14 @@ func (x *Index) Delete(id int64) {
 }
 
 func (x *Index) deleteLocked(id int64) {
-	n, ok := x.byID[id]
+	n, ok := x.byID.get(x.docs, id)
 	if !ok {
 		return
 	}
+	x.byID.remove(x.docs, id)
 	d := &x.docs[n]
 	d.dead, d.cjk = true, ""
 	x.dead.set(n)
-	delete(x.byID, id)
 	x.live--
 	x.tokens -= int64(d.length)
 	if dead := len(x.docs) - x.live; dead > 1024 && dead > x.live/4 {
@@ -190,7 +190,6 @@ func (x *Index) compactLocked() {
 	for i, d := range x.docs {
 		if !d.dead {
 			renum[i] = uint32(len(docs))
-			x.byID[d.id] = uint32(len(docs))
 			docs, meta = append(docs, d), append(meta, x.meta[i])
 		}
 	}
@@ -213,6 +212,7 @@ func (x *Index) compactLocked() {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
 	}
 	x.docs, x.meta = docs, meta
+	x.byID.rebuild(x.docs)
 	x.dead = make(bitset, len(x.dead))
 }
 
