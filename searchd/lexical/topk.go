@@ -141,10 +141,18 @@ type search struct {
 const window = 2048
 
 // scratch is a walk's window: each driver's weight in each of the
-// window's docs (0: the doc lacks the term; a weight is never 0), and
-// which docs some driver holds.
+// window's docs, their sum (in slot order: only bounds read it), which
+// drivers hold the doc, and which docs some driver holds. A rank leaves
+// sums, holders and touched zero; the weights are read only where a
+// doc's holders say so, and left as they are. With more than 64 drivers
+// (a holder is a bit) the weights are zero but for the window's, and a
+// weight (never 0) says whether a driver holds the doc: the array is
+// cleared first if dirty, and each doc's row after it is ranked.
 type scratch struct {
 	weights []float64 // window × driver slot
+	dirty   bool      // weights holds some not cleared
+	sums    [window]float64
+	holders [window]uint64
 	touched [window / 64]uint64
 }
 
@@ -291,8 +299,15 @@ func (s *search) run() {
 		if s.full() && s.windowBound(lo, hi)*slack < s.threshold() {
 			continue
 		}
-		if n := len(s.drivers) * window; len(s.scratch.weights) < n {
-			s.scratch.weights = make([]float64, n)
+		w := s.scratch
+		switch n := len(s.drivers); {
+		case len(w.weights) < n*window:
+			w.weights, w.dirty = make([]float64, n*window), n <= 64
+		case n <= 64:
+			w.dirty = true
+		case w.dirty:
+			clear(w.weights)
+			w.dirty = false
 		}
 		for slot, c := range s.drivers {
 			s.score(c, slot, lo, hi)
@@ -322,10 +337,11 @@ func (s *search) windowBound(lo, hi uint32) float64 {
 }
 
 // score writes c's weights in the docs of [lo, hi) into the window at its
-// slot and marks those docs touched, skipping the blocks the filter turns
-// away.
+// slot, adds them to the docs' sums and marks the docs, skipping the
+// blocks the filter turns away.
 func (s *search) score(c *cursor, slot int, lo, hi uint32) {
-	touched, weights, n := &s.scratch.touched, s.scratch.weights, len(s.drivers)
+	w, n := s.scratch, len(s.drivers)
+	holder := uint64(1) << (slot % 64)
 	for c.cur < hi {
 		bi := c.pos / blockSize
 		end := min((bi+1)*blockSize, len(c.ps))
@@ -340,8 +356,11 @@ func (s *search) score(c *cursor, slot int, lo, hi uint32) {
 				break
 			}
 			i := p.doc - lo
-			weights[int(i)*n+slot] = s.weight(c, p)
-			touched[i/64] |= 1 << (i % 64)
+			weight := s.weight(c, p)
+			w.weights[int(i)*n+slot] = weight
+			w.sums[i] += weight
+			w.holders[i] |= holder
+			w.touched[i/64] |= 1 << (i % 64)
 		}
 		c.moveTo(pos)
 	}
@@ -349,26 +368,32 @@ func (s *search) score(c *cursor, slot int, lo, hi uint32) {
 
 // rank considers the window's touched docs in order, clearing the window.
 func (s *search) rank(lo uint32) {
-	touched, n := &s.scratch.touched, len(s.drivers)
-	for wi := range touched {
-		for touched[wi] != 0 {
-			i := wi*64 + bits.TrailingZeros64(touched[wi])
-			touched[wi] &= touched[wi] - 1
-			weights := s.scratch.weights[i*n : (i+1)*n]
-			sum := 0.0
-			for _, w := range weights {
-				sum += w
-			}
-			if (sum+s.othersUB)*slack >= s.threshold() {
+	w, n := s.scratch, len(s.drivers)
+	th := s.threshold()
+	for wi := range w.touched {
+		for w.touched[wi] != 0 {
+			i := wi*64 + bits.TrailingZeros64(w.touched[wi])
+			w.touched[wi] &= w.touched[wi] - 1
+			sum, holders := w.sums[i], w.holders[i]
+			w.sums[i], w.holders[i] = 0, 0
+			weights := w.weights[i*n : (i+1)*n]
+			if (sum+s.othersUB)*slack >= th {
 				for slot, c := range s.drivers {
-					c.has, c.w = weights[slot] > 0, weights[slot]
+					c.w = weights[slot]
+					c.has = holders&(1<<slot) != 0
+					if n > 64 {
+						c.has = c.w > 0
+					}
 				}
-				s.consider(lo+uint32(i), sum, s.threshold())
+				s.consider(lo+uint32(i), sum, th)
+				th = s.threshold()
 				for _, c := range s.cursors {
 					c.has = false
 				}
 			}
-			clear(weights)
+			if n > 64 {
+				clear(weights)
+			}
 		}
 	}
 }

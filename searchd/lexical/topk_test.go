@@ -311,3 +311,30 @@ func TestFilteredSkipsMatchExhaustive(t *testing.T) {
 		}
 	}
 }
+
+// A query of more terms than a window marks holders for (64): the later
+// terms' weights are told apart by their values, and cleared after each
+// doc.
+func TestSearchManyTermsMatchesExhaustive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	x := NewIndex()
+	for i := range 5000 {
+		var sb strings.Builder
+		for range 3 + r.IntN(12) {
+			fmt.Fprintf(&sb, "w%d ", r.IntN(100))
+		}
+		x.Put(Doc{ID: int64(i + 1), ChannelID: int64(i % 3), AuthorID: int64(i % 5), CreatedAt: int64(i), Content: sb.String()})
+	}
+	var terms []Term
+	for i := range 100 {
+		terms = append(terms, Term{Text: fmt.Sprintf("w%d", (i*37)%100)})
+	}
+	for _, limit := range []int{1, 10, 100, 1000} {
+		// A search of few terms first leaves its window's weights (a
+		// window is reused), which one of many must not read.
+		x.Search(Query{Terms: terms[:3], Limit: 10})
+		same(t, x, Query{Terms: terms, Limit: limit}, "100 terms")
+		x.Search(Query{Terms: terms[:3], Limit: 10})
+		same(t, x, Query{Terms: terms[:70], Limit: limit, Filter: Filter{Channels: []int64{1}}}, "70 terms, one channel")
+	}
+}
