@@ -139,7 +139,7 @@ func (k *Keywords) Run(ctx context.Context, interval time.Duration) error {
 		k.mu.Lock()
 		seq := k.state.Seq
 		k.mu.Unlock()
-		if err := k.DB.TrimTextChanges(ctx, seq); err != nil {
+		if err := k.DB.TrimTextChanges(ctx, seq); err != nil && k.Log != nil {
 			k.Log.Warn("keyword index: cannot trim the change log", "err", err)
 		}
 	}
