@@ -316,52 +316,31 @@ func matches(term, w lexical.Term) bool {
 	return !w.CJK && prefix(w.Text, 4) == prefix(term.Text, 4)
 }
 
-// embed embeds the query and, when a result's closeness is judged,
-// starts embedding the query as a passage (its similarity to itself, the
-// ceiling of a copy) beside the search: awaitCeiling takes it. Apart,
-// not in one batch: a dynamically quantized model's vectors depend on
-// their batch, and the query's ranking must not depend on the judging.
+// embed embeds the query.
 func (q *query) embed(ctx context.Context) error {
-	e := q.svc.Embedder
-	v, err := e.EmbedQuery(ctx, q.text)
+	v, err := q.svc.Embedder.EmbedQuery(ctx, q.text)
 	if err != nil {
 		return fmt.Errorf("embed query: %w", err)
 	}
 	q.vec = v
-	if q.unread || q.svc.Config.Closeness <= 0 && !q.svc.Measure {
-		return nil
-	}
-	out := make(chan ceiling, 1)
-	q.ceiling = out
-	go func() {
-		vs, err := e.EmbedPassages(ctx, []string{q.text})
-		c := ceiling{err: err}
-		if err == nil && len(vs) == 1 {
-			c.vec = vs[0]
-		}
-		out <- c
-	}()
 	return nil
 }
 
-// ceiling is the query embedded as a passage.
-type ceiling struct {
-	vec []float32
-	err error
-}
-
-// awaitCeiling sets q.self once the query's passage form is embedded.
-func (q *query) awaitCeiling() error {
-	if q.ceiling == nil {
+// measureSelf sets q.self, the query's similarity to itself embedded as
+// a passage: the ceiling of a copy, which closeness is measured against.
+// Apart from the query, not in one batch: a dynamically quantized
+// model's vectors depend on their batch, and the query's ranking must not
+// depend on the judging.
+func (q *query) measureSelf(ctx context.Context) error {
+	if q.self != 0 || q.unread || q.vec == nil || q.Mode == Lexical {
 		return nil
 	}
-	c := <-q.ceiling
-	q.ceiling = nil
-	if c.err != nil {
-		return fmt.Errorf("embed query as a passage: %w", c.err)
+	vs, err := q.svc.Embedder.EmbedPassages(ctx, []string{q.text})
+	if err != nil {
+		return fmt.Errorf("embed query as a passage: %w", err)
 	}
-	if len(c.vec) == len(q.vec) {
-		q.self = float64(index.Dot(q.vec, c.vec))
+	if len(vs) == 1 && len(vs[0]) == len(q.vec) {
+		q.self = float64(index.Dot(q.vec, vs[0]))
 	}
 	return nil
 }
@@ -400,11 +379,13 @@ func prefix(s string, n int) string {
 }
 
 // judge sets the confidence of the page's results and says whether any
-// of the first ranked is confident.
+// of the first ranked is confident. Closeness costs a second embedding
+// of the query (as much CPU as the first: a third of eight clients'
+// throughput), so it is measured only where it can decide: when
+// standout and support leave the response unconfident (and always under
+// Measure, whose dump holds it). Whether a response is confident is the
+// same either way; a confident response's results carry no closeness.
 func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) {
-	if err := q.awaitCeiling(); err != nil {
-		return false, err
-	}
 	top := ranked[:min(confidentRanks, len(ranked))]
 	texts, err := q.texts(ctx, append(slices.Clone(top), page...))
 	if err != nil {
@@ -414,7 +395,25 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 		if err := q.weigh(ctx); err != nil {
 			return false, err
 		}
+		if err := q.measureSelf(ctx); err != nil {
+			return false, err
+		}
 	}
+	confident := q.rate(top, page, texts)
+	if !confident && q.self == 0 && q.svc.Config.Closeness > 0 {
+		if err := q.measureSelf(ctx); err != nil {
+			return false, err
+		}
+		if q.self != 0 {
+			confident = q.rate(top, page, texts)
+		}
+	}
+	return confident, nil
+}
+
+// rate sets the page's confidences and says whether one of top is
+// confident; texts are top's and then page's.
+func (q *query) rate(top, page []Result, texts [][]string) bool {
 	confident := false
 	for i, r := range top {
 		confident = confident || q.confidence(r, texts[i]).High
@@ -422,7 +421,7 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	for i := range page {
 		page[i].Confidence = q.confidence(page[i], texts[len(top)+i])
 	}
-	return confident, nil
+	return confident
 }
 
 // texts are the messages of each result: a segment's first

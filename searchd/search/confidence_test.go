@@ -291,9 +291,10 @@ func (e ceilingEmbedder) EmbedPassages(ctx context.Context, texts []string) ([][
 	return e.wordsEmbedder.EmbedPassages(ctx, texts)
 }
 
-// Search embeds its query as a passage too, beside the search, and
-// judges its results' closeness from it; not when closeness is off, nor
-// in lexical mode, nor for a query the model cannot read.
+// Search embeds its query as a passage too, and judges its results'
+// closeness from it, where standout and support leave it unconfident;
+// not when they already make it confident, nor when closeness is off,
+// nor in lexical mode.
 func TestSearchMeasuresCloseness(t *testing.T) {
 	ctx := context.Background()
 	s := nothingMatchesService(t)
@@ -306,13 +307,28 @@ func TestSearchMeasuresCloseness(t *testing.T) {
 		}
 		return resp
 	}
+	// Standout and support that nothing reaches: closeness alone decides.
+	s.Config.Standout, s.Config.Support = math.Inf(1), math.Inf(1)
 	for _, mode := range []Mode{Semantic, Pipeline, Hybrid} {
-		if c := search(mode).Results[0].Confidence; c.Evidence.Self < 0.999 || c.Closeness <= 0 || c.Closeness > 1 {
+		resp := search(mode)
+		if c := resp.Results[0].Confidence; c.Evidence.Self < 0.999 || c.Closeness <= 0 || c.Closeness > 1 {
 			t.Errorf("%s: first result %+v: want the query's own similarity 1 (this embedder's passage is its query), closeness in (0, 1]", mode, c)
+		}
+		if resp.NoConfidentResults {
+			t.Errorf("%s: the conversation that holds the query's words is not confident by closeness", mode)
 		}
 	}
 	if calls != 3 {
 		t.Errorf("%d of 3 searches embedded the query as a passage", calls)
+	}
+	// The defaults: the same search is confident by its words, and its
+	// closeness is not measured.
+	s.Config = DefaultConfig()
+	if resp := search(Semantic); resp.NoConfidentResults || resp.Results[0].Confidence.Closeness != 0 {
+		t.Errorf("confident by support: %+v, want confident, closeness not measured", resp.Results[0].Confidence)
+	}
+	if calls != 3 {
+		t.Errorf("%d passage embeddings after a search already confident, want still 3", calls)
 	}
 	search(Lexical)
 	s.Config.Closeness = 0

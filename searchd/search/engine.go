@@ -171,10 +171,8 @@ type query struct {
 	weights   []float64
 	msgSpread index.Spread
 	// self is the query's similarity to itself embedded as a passage:
-	// the ceiling a copy of it reaches (0: not embedded so), from
-	// ceiling once embedded (confidence.go's embed).
-	self    float64
-	ceiling chan ceiling
+	// the ceiling a copy of it reaches (0: not measured; measureSelf).
+	self float64
 }
 
 // Reading is the share of text's letters the model reads as words or
