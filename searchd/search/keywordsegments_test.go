@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -104,8 +105,11 @@ func evalMessages(t *testing.T, db *sqlite.DB, dir string) []searchd.Message {
 		}
 		for {
 			m, err := ex.Next()
-			if err != nil {
+			if err == io.EOF {
 				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
 			}
 			out = append(out, m)
 		}
