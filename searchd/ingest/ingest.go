@@ -197,6 +197,61 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 	if cp.ExportedAt == 0 {
 		cp.ExportedAt = cp.MTime / 1000 // an older exporter's file: its time (ByExportTime)
 	}
+	n := max(im.BatchSize, 1)
+	if im.BatchSize == 0 {
+		n = DefaultBatchSize
+	}
+	// The next batch is decoded while this one is written: decoding is
+	// about a seventh of an import's CPU, and the writer cannot share its
+	// work. Stopping (an error, or ctx) waits for the decoder, so the
+	// file is not read after read returns.
+	ctx, stop := context.WithCancel(ctx)
+	batches := make(chan decoded, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		decode(ctx, x, n, skip, batches)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	for d := range batches {
+		if d.err != nil {
+			// Nothing of the half-read batch is written; what was
+			// committed before stays, and a rerun resumes from it.
+			return d.err
+		}
+		cp.MessagesDone, cp.Complete = d.read, d.end
+		r, err := im.DB.Apply(ctx, &d.batch, im.Rules, cp)
+		if err != nil {
+			return err
+		}
+		total.Add(r)
+		if d.end {
+			res.Read, res.Count = d.read, x.Count
+			im.progress(f.Name(), size, size)
+			return nil
+		}
+		im.progress(f.Name(), min(d.offset, size-1), size)
+	}
+	return ctx.Err() // stopped before it could say so
+}
+
+// decoded is a batch of an export, or why reading it stopped.
+type decoded struct {
+	batch  searchd.Batch
+	read   int64 // messages decoded up to the batch's end, skipped included
+	offset int64 // bytes read up to the batch's end
+	end    bool  // the export's last batch (x.Count is then set)
+	err    error
+}
+
+// decode reads x's messages after the first skip into batches of n and
+// sends them; the last one it sends ends the export or carries the error
+// that stopped it (ctx's included).
+func decode(ctx context.Context, x *export.Reader, n int, skip int64, out chan<- decoded) {
+	defer close(out)
 	places := func() searchd.Batch {
 		b := searchd.Batch{Guilds: []searchd.Guild{x.Guild}}
 		if x.Parent != nil {
@@ -205,21 +260,25 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 		b.Channels = append(b.Channels, x.Channel)
 		return b
 	}
-	n := max(im.BatchSize, 1)
-	if im.BatchSize == 0 {
-		n = DefaultBatchSize
+	send := func(d decoded) bool {
+		select {
+		case out <- d:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
 	batch := places()
-	var read int64 // messages decoded
+	var read int64
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			send(decoded{err: err})
+			return
 		}
 		m, err := x.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
-			// Nothing of the half-read batch is written; what was
-			// committed before stays, and a rerun resumes from it.
-			return err
+			send(decoded{err: err})
+			return
 		}
 		end := errors.Is(err, io.EOF)
 		if !end {
@@ -232,18 +291,9 @@ func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint,
 				continue
 			}
 		}
-		cp.MessagesDone, cp.Complete = read, end
-		r, err := im.DB.Apply(ctx, &batch, im.Rules, cp)
-		if err != nil {
-			return err
+		if !send(decoded{batch: batch, read: read, offset: x.Offset(), end: end}) || end {
+			return
 		}
-		total.Add(r)
-		if end {
-			res.Read, res.Count = read, x.Count
-			im.progress(f.Name(), size, size)
-			return nil
-		}
-		im.progress(f.Name(), min(x.Offset(), size-1), size)
 		batch = places()
 	}
 }
