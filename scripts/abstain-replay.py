@@ -26,10 +26,6 @@ A result is confident when
   "mean", "std"), or, with --gap, it is within that many of the query's
   spreads of that ceiling;
 
-with --window I, support counts only the words found within the best
-span of each message, WindowFactors[I] times the question's words long
-(the dump's "window_found"; a shorter message counts whole);
-
 a standout or lead is judged over --min-n conversations or more (fewer:
 not judged, support alone). --correction says where the best of n falls:
 "sqrt" (sqrt(2 ln n), what search uses) or "blom" (the expected maximum
@@ -37,8 +33,8 @@ of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
   scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--rare] [--agree] [--cos C] [--mcos C]
-  scripts/abstain-replay.py DUMP.jsonl [...] [--window I] [--copy C] [--gap G]
-  scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead] [--grid-window] [--grid-copy]
+  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--gap G]
+  scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead] [--grid-copy]
 
 --grid prints the rules with the best worst margin against the targets
 over every dump (answerable refused <= 5 %, recall@10 kept within 2
@@ -47,8 +43,7 @@ targets it meets and on how many it misses by more or by less than the
 reference rule (the other flags: by default search's own), and then the
 rules that would be better whatever the targets weigh (missing none by
 more, one by less); --no-lead leaves the lead out of the grid,
---grid-window adds the windowed support's spans, --grid-copy the copy
-share's thresholds.
+--grid-copy adds the copy share's thresholds.
 """
 import argparse, collections, itertools, json, math, statistics
 
@@ -70,7 +65,7 @@ def best_of(n, correction):
 def results(row, a):
     """Each of a question's first results as (support, found, words,
     standout, lead, message standout, agreement, cosine, message
-    cosine, copy share, gap to the copy's ceiling, windowed founds),
+    cosine, copy share, gap to the copy's ceiling),
     -inf (gap: inf) where not judged."""
     out = []
     for r in row["top"] or []:
@@ -94,16 +89,12 @@ def results(row, a):
         if z != -INF and r.get("self", 0) > r.get("mean", 0) and r.get("std", 0) > 0:
             copy = (r["cosine"] - r["mean"]) / (r["self"] - r["mean"])
             gap = (r["self"] - r["cosine"]) / r["std"]
-        wf = r.get("window_found") or []
-        if a.window is not None and wf and not a.rare:
-            found = wf[a.window]
-            s = found / words if words else 1
-        out.append((s, found, words, z, lead, zm, agree, r.get("cosine", -INF), r.get("message_cosine") or -INF, copy, gap, wf))
+        out.append((s, found, words, z, lead, zm, agree, r.get("cosine", -INF), r.get("message_cosine") or -INF, copy, gap))
     return out
 
 
 def confident(res, z, lead, s, found, zm, agree=False, cos=INF, mcos=INF, copy=INF, gap=-INF):
-    rs, rf, rw, rz, rl, rzm, ragree, rcos, rmcos, rcopy, rgap, _ = res
+    rs, rf, rw, rz, rl, rzm, ragree, rcos, rmcos, rcopy, rgap = res
     return (rz >= z or rl >= lead or rzm >= zm or rs >= s and rf >= min(found, rw)
             or agree and ragree or rcos >= cos or rmcos >= mcos or rcopy >= copy or rgap <= gap)
 
@@ -157,8 +148,6 @@ def main():
     ap.add_argument("--mcos", type=float, default=INF)
     ap.add_argument("--copy", type=float, default=0.5)
     ap.add_argument("--gap", type=float, default=-INF)
-    ap.add_argument("--window", type=int, default=None)
-    ap.add_argument("--grid-window", action="store_true")
     ap.add_argument("--grid-copy", action="store_true")
     ap.add_argument("--min-n", type=int, default=8)
     ap.add_argument("--correction", choices=["sqrt", "blom"], default="sqrt")
@@ -168,14 +157,6 @@ def main():
         # Per question, the best of each piece of evidence over its first
         # results (support: among those holding enough words), so that a
         # rule is a few comparisons.
-        # Support by each span (None: anywhere in the message), as
-        # (support, found) of each result.
-        windows = [None] + (list(range(6)) if a.grid_window else [])
-
-        def by_window(x, w):
-            if w is None or not x[11]:
-                return x[0], x[1]
-            return (x[11][w] / x[2] if x[2] else 1), x[11][w]
         feats = {}
         for p, rows in dumps.items():
             feats[p] = []
@@ -183,18 +164,17 @@ def main():
                 rr = results(r, a)
                 best = lambda f: max(f(x) for x in rr) if rr else -INF
                 feats[p].append((best(lambda x: x[3]), best(lambda x: x[4]),
-                                 {w: [best(lambda x: by_window(x, w)[0] if by_window(x, w)[1] >= min(f, x[2]) else -INF) for f in (1, 2, 3)]
-                                  for w in windows},
+                                 [best(lambda x: x[0] if x[1] >= min(f, x[2]) else -INF) for f in (1, 2, 3)],
                                  best(lambda x: x[9])))
         leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(2, 11)]
         copies = [INF] + ([x / 20 for x in range(6, 19)] if a.grid_copy else [])
 
-        def run(z, lead, s, found, w=None, copy=INF):
+        def run(z, lead, s, found, copy=INF):
             ms = []
             for p, rows in dumps.items():
                 t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
                 for r, (fz, fl, fs, fc) in zip(rows, feats[p]):
-                    refused = fz < z and fl < lead and fs[w][found - 1] < s and fc < copy
+                    refused = fz < z and fl < lead and fs[found - 1] < s and fc < copy
                     k = t[(r["set"], r["kind"], r["via"])]
                     k[0] += 1
                     k[1] += refused
@@ -207,20 +187,20 @@ def main():
         # Compared target by target with the rule the other flags give
         # (by default search's own): a rule that misses no target by more
         # and one by less would be better whatever the targets weigh.
-        ref = run(a.z, a.lead, a.s, a.found, a.window if a.window in windows else None, a.copy)
+        ref = run(a.z, a.lead, a.s, a.found, a.copy)
         out = []
-        for z, lead, s, found, w, copy in itertools.product(
-                [x / 8 for x in range(0, 9)] + [INF], leads, [x / 20 for x in range(6, 15)] + [INF], [1, 2, 3], windows, copies):
-            if s == INF and (found > 1 or w is not None):
+        for z, lead, s, found, copy in itertools.product(
+                [x / 8 for x in range(0, 9)] + [INF], leads, [x / 20 for x in range(6, 15)] + [INF], [1, 2, 3], copies):
+            if s == INF and found > 1:
                 continue
-            ms = run(z, lead, s, found, w, copy)
+            ms = run(z, lead, s, found, copy)
             worse = sum(min(0, m) < min(0, r) - 1e-9 for m, r in zip(ms, ref))
             better = sum(min(0, m) > min(0, r) + 1e-9 for m, r in zip(ms, ref))
-            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), worse, better, z, lead, s, found, w, copy))
+            out.append((min(ms), sum(m >= 0 for m in ms), len(ms), worse, better, z, lead, s, found, copy))
         out.sort(key=lambda x: (-x[0], -x[1]))
         show = lambda o: print(f"worst margin {o[0]:6.1f}  targets met {o[1]:2}/{o[2]}  missed by more/less than the reference {o[3]:2}/{o[4]:2}"
                                f"  --z {o[5]} --lead {o[6]} --s {o[7]} --found {o[8]}"
-                               + (f" --window {o[9]}" if o[9] is not None else "") + (f" --copy {o[10]}" if o[10] != INF else ""))
+                               + (f" --copy {o[9]}" if o[9] != INF else ""))
         for o in out[:20]:
             show(o)
         dominating = [o for o in out if o[3] == 0 and o[4] > 0]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -83,20 +82,11 @@ type Evidence struct {
 	// Words are the query's content words, Found those of them in the
 	// result's messages (Support = Found/Words).
 	Words, Found int
-	// WindowFound are the content words found within the best span of
-	// each message (the union over its messages), for spans of
-	// WindowFactors times the query's words: a long message holds many
-	// of a question's words by chance, far apart (only under Measure).
-	WindowFound []int
 	// Mean and Std are the query's similarity spread over the
 	// conversations compared; Self is its similarity to itself embedded
 	// as a passage, the ceiling of a copy (Closeness is from them).
 	Mean, Std, Self float64
 }
-
-// WindowFactors are the spans, in multiples of the query's words, that
-// Evidence.WindowFound counts within.
-var WindowFactors = []int{1, 2, 3, 4, 6, 8}
 
 // A result is confident when it stands out by Config.Standout, comes
 // Config.Closeness of the way to a copy of the query, or holds
@@ -118,11 +108,6 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
 	if q.svc.Measure {
 		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.weights, texts))
-		n := 0
-		lexical.EachTerm(q.text, func(lexical.Term) { n++ })
-		for _, f := range WindowFactors {
-			c.Evidence.WindowFound = append(c.Evidence.WindowFound, windowFound(q.contentTerms(), texts, max(f*n, 1)))
-		}
 	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
 		c.Evidence.M, c.Evidence.MessageCosine = q.msgSpread.N, ws.bestSim
@@ -256,64 +241,6 @@ func supported(terms []lexical.Term, weights []float64, texts []string) (found, 
 		}
 	}
 	return found, all
-}
-
-// windowFound counts the terms found within the best span of each text
-// (the most terms in span consecutive words; a text no longer than span,
-// all of it), over the union of the texts' best spans.
-func windowFound(terms []lexical.Term, texts []string, span int) int {
-	terms = terms[:min(len(terms), 64)]
-	var union uint64
-	for _, t := range texts {
-		var masks []uint64 // per word, the terms it matches
-		lexical.EachTerm(t, func(w lexical.Term) {
-			var m uint64
-			for i, term := range terms {
-				if matches(term, w) {
-					m |= 1 << i
-				}
-			}
-			masks = append(masks, m)
-		})
-		counts := make([]int, len(terms))
-		covered, best := 0, 0
-		var bestMask, mask uint64
-		for i, m := range masks {
-			for j := range terms {
-				if m&(1<<j) != 0 {
-					if counts[j] == 0 {
-						covered++
-						mask |= 1 << j
-					}
-					counts[j]++
-				}
-			}
-			if k := i - span; k >= 0 {
-				for j := range terms {
-					if masks[k]&(1<<j) != 0 {
-						if counts[j]--; counts[j] == 0 {
-							covered--
-							mask &^= 1 << j
-						}
-					}
-				}
-			}
-			if covered > best {
-				best, bestMask = covered, mask
-			}
-		}
-		union |= bestMask
-	}
-	return bits.OnesCount64(union)
-}
-
-// matches says whether a message's word w is term as supported finds
-// it.
-func matches(term, w lexical.Term) bool {
-	if term.CJK {
-		return w.CJK && strings.Contains(w.Text, prefix(term.Text, 2))
-	}
-	return !w.CJK && prefix(w.Text, 4) == prefix(term.Text, 4)
 }
 
 // embed embeds the query.

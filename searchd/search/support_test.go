@@ -15,29 +15,3 @@ func TestSupportReadsWholeMessages(t *testing.T) {
 		t.Errorf("support %.2f over a %d-byte message holding 4 of the 5 words at its end, want 0.80", got, len(long))
 	}
 }
-
-// windowFound counts a question's words only within the best span of a
-// long message: words scattered over a paragraph are not found together.
-func TestWindowFound(t *testing.T) {
-	terms := topicTerms("red apple basket market")
-	filler := strings.Repeat("nothing here at all ", 10) // 40 words
-	scattered := "red " + filler + "apple " + filler + "basket " + filler + "market"
-	close := filler + "a red apple in a basket at the market " + filler
-	for _, c := range []struct {
-		name  string
-		texts []string
-		span  int
-		want  int
-	}{
-		{"scattered, short span", []string{scattered}, 8, 1},
-		{"scattered, span over all", []string{scattered}, 200, 4},
-		{"together", []string{close}, 10, 4},
-		{"together, span too short", []string{close}, 4, 2},
-		{"union over short messages", []string{"red apple", "basket", "the market"}, 3, 4},
-		{"nothing", []string{filler}, 8, 0},
-	} {
-		if got := windowFound(terms, c.texts, c.span); got != c.want {
-			t.Errorf("%s: found %d within a span of %d, want %d", c.name, got, c.span, c.want)
-		}
-	}
-}
