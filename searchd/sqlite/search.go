@@ -280,8 +280,10 @@ func inChunks(ids []int64, fn func([]any) error) error {
 // channels (or their public threads, as a filter reads them) count: a
 // name seen only where the asker cannot read must not be recognized.
 func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]int64, error) {
-	q := `SELECT DISTINCT user_id, LOWER(name) FROM user_names
-		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`
+	// UNION ALL: the pairs are made distinct below; a UNION's temporary
+	// b-tree doubled the statement's cost.
+	q := `SELECT user_id, LOWER(name) FROM user_names
+		UNION ALL SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`
 	var args []any
 	if len(channels) > 0 {
 		// Each author is looked up in each channel (and public thread)
@@ -294,8 +296,8 @@ func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]i
 		}
 		q = `WITH seen(id) AS MATERIALIZED (SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM messages m
 			WHERE m.author_id = u.id AND m.channel_id IN (` + marks(len(expanded)) + `)))
-		SELECT DISTINCT user_id, LOWER(name) FROM user_names WHERE user_id IN seen
-		UNION SELECT id, LOWER(display_name) FROM users WHERE display_name != '' AND id IN seen`
+		SELECT user_id, LOWER(name) FROM user_names WHERE user_id IN seen
+		UNION ALL SELECT id, LOWER(display_name) FROM users WHERE display_name != '' AND id IN seen`
 		for id := range expanded {
 			args = append(args, id)
 		}
@@ -317,6 +319,9 @@ func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]i
 		if !slices.Contains(out[name], id) {
 			out[name] = append(out[name], id)
 		}
+	}
+	for _, ids := range out {
+		slices.Sort(ids)
 	}
 	return out, rows.Err()
 }
