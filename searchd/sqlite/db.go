@@ -49,6 +49,8 @@ type DB struct {
 	// repeats (query text → *sql.Stmt): preparing one in pure-Go SQLite
 	// costs about as much as running it.
 	stmts sync.Map
+	// names caches AuthorNames while nothing is committed (names.go).
+	names namesCache
 }
 
 // Open opens (creating if needed) the database in dir and applies pending
@@ -178,6 +180,9 @@ func (db *DB) Close() error {
 	db.writeMu.Lock()
 	db.dropWriter()
 	db.writeMu.Unlock()
+	db.names.mu.Lock()
+	db.names.close()
+	db.names.mu.Unlock()
 	db.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return db.db.Close()
 }

@@ -275,57 +275,6 @@ func inChunks(ids []int64, fn func([]any) error) error {
 	return nil
 }
 
-// AuthorNames maps every name an author was seen under (lower-cased) to
-// their user IDs. With channels, only authors with a message in those
-// channels (or their public threads, as a filter reads them) count: a
-// name seen only where the asker cannot read must not be recognized.
-func (db *DB) AuthorNames(ctx context.Context, channels []int64) (map[string][]int64, error) {
-	// UNION ALL: the pairs are made distinct below; a UNION's temporary
-	// b-tree doubled the statement's cost.
-	q := `SELECT user_id, LOWER(name) FROM user_names
-		UNION ALL SELECT id, LOWER(display_name) FROM users WHERE display_name != ''`
-	var args []any
-	if len(channels) > 0 {
-		// Each author is looked up in each channel (and public thread)
-		// by the (channel, author) index until one message turns up. The
-		// threads are listed first: where's subquery for them, inside
-		// the EXISTS, took ten times as long.
-		expanded, err := db.channelsWithThreads(ctx, channels)
-		if err != nil {
-			return nil, err
-		}
-		q = `WITH seen(id) AS MATERIALIZED (SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM messages m
-			WHERE m.author_id = u.id AND m.channel_id IN (` + marks(len(expanded)) + `)))
-		SELECT user_id, LOWER(name) FROM user_names WHERE user_id IN seen
-		UNION ALL SELECT id, LOWER(display_name) FROM users WHERE display_name != '' AND id IN seen`
-		for id := range expanded {
-			args = append(args, id)
-		}
-	}
-	// Every search with a name boost asks: its few query texts (by the
-	// filter's number of channels) are prepared once.
-	rows, err := preparing{db}.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string][]int64{}
-	for rows.Next() {
-		var id int64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			return nil, err
-		}
-		if !slices.Contains(out[name], id) {
-			out[name] = append(out[name], id)
-		}
-	}
-	for _, ids := range out {
-		slices.Sort(ids)
-	}
-	return out, rows.Err()
-}
-
 // SegmentsInRange returns up to limit conversations of a channel that
 // have a message in [since, until] (0: unbounded), newest first: segments
 // of Discord's notices alone (a call, a join) are not conversations.
