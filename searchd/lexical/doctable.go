@@ -90,16 +90,16 @@ func (t *docTable) resize(docs []doc, size int) {
 	}
 }
 
-// rebuild makes the table hold every live doc of docs.
-func (t *docTable) rebuild(docs []doc) {
+// rebuild makes the table hold every doc of docs not marked dead.
+func (t *docTable) rebuild(docs []doc, dead bitset) {
 	size := 1024
 	for size*3 < len(docs)*4 {
 		size *= 2
 	}
 	*t = docTable{}
 	t.resize(docs, size)
-	for n, d := range docs {
-		if !d.dead {
+	for n := range docs {
+		if !dead.has(uint32(n)) {
 			t.put(docs, uint32(n))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 func TestDocTableMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	var docs []doc
+	var dead bitset
 	var table docTable
 	want := map[int64]uint32{}
 	for step := range 200_000 {
@@ -21,19 +22,20 @@ func TestDocTableMatchesMap(t *testing.T) {
 		if n, ok := want[id]; ok && r.IntN(2) == 0 {
 			table.remove(docs, id)
 			delete(want, id)
-			docs[n].dead = true
+			dead.set(n)
 			continue
 		}
 		if n, ok := want[id]; ok {
 			table.remove(docs, id)
-			docs[n].dead = true
+			dead.set(n)
 		}
 		docs = append(docs, doc{id: id})
+		dead.grow(len(docs))
 		n := uint32(len(docs) - 1)
 		table.put(docs, n)
 		want[id] = n
 		if step%50_000 == 49_999 {
-			table.rebuild(docs)
+			table.rebuild(docs, dead)
 		}
 	}
 	if table.n != len(want) {

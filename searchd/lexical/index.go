@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"math"
 	"runtime"
 	"slices"
@@ -24,6 +25,7 @@ type Index struct {
 	meta     []docMeta
 	byID     docTable
 	dead     bitset // docs deleted or replaced, until compaction
+	texts    texts
 	postings map[string]postingList
 	// prefixes lists, per CJK character, the bigram tokens it begins, for
 	// one-syllable terms (집 → 집에, 집이, 집).
@@ -34,11 +36,11 @@ type Index struct {
 	tokens            int64 // over live docs
 }
 
+// doc is a message's record: 16 bytes (whether it is deleted is in dead).
 type doc struct {
 	id     int64
 	length uint32
-	dead   bool
-	cjk    string // lower-cased CJK runs, for phrases of 3+ characters
+	cjkAt  uint32 // where its text begins in its chunk of texts
 }
 
 // docMeta is a message's time, channel and author (by ordinal).
@@ -111,14 +113,14 @@ func (x *Index) Put(d Doc) {
 	counts := countsPool.Get().(map[string]int)
 	defer func() { clear(counts); countsPool.Put(counts) }()
 	var length uint32
-	var cjk strings.Builder
+	var cjk []byte
 	Tokens(d.Content, func(tok string, isCJK bool) {
 		length++
 		if isCJK {
-			if cjk.Len() > 0 {
-				cjk.WriteByte(' ')
+			if len(cjk) > 0 {
+				cjk = append(cjk, ' ')
 			}
-			cjk.WriteString(tok)
+			cjk = append(cjk, tok...)
 			return // searched through its bigrams
 		}
 		counts[tok]++
@@ -131,7 +133,7 @@ func (x *Index) Put(d Doc) {
 	defer x.mu.Unlock()
 	x.deleteLocked(d.ID)
 	n := uint32(len(x.docs))
-	x.docs = append(x.docs, doc{id: d.ID, length: length, cjk: cjk.String()})
+	x.docs = append(x.docs, doc{id: d.ID, length: length, cjkAt: x.texts.add(n, cjk)})
 	x.meta = append(x.meta, docMeta{created: d.CreatedAt, channel: x.channels.ordinal(d.ChannelID), author: x.authors.ordinal(d.AuthorID)})
 	x.byID.put(x.docs, n)
 	x.dead.grow(len(x.docs))
@@ -157,6 +159,9 @@ func (x *Index) Trim() {
 		x.postings[tok] = postingList{ps: slices.Clip(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
 	}
 	x.docs, x.meta = slices.Clip(x.docs), slices.Clip(x.meta)
+	if len(x.texts.chunks) > 0 {
+		x.texts.seal(len(x.texts.chunks) - 1)
+	}
 }
 
 // Delete removes a message; its postings go at the next compaction.
@@ -172,11 +177,9 @@ func (x *Index) deleteLocked(id int64) {
 		return
 	}
 	x.byID.remove(x.docs, id)
-	d := &x.docs[n]
-	d.dead, d.cjk = true, ""
 	x.dead.set(n)
 	x.live--
-	x.tokens -= int64(d.length)
+	x.tokens -= int64(x.docs[n].length)
 	if dead := len(x.docs) - x.live; dead > 1024 && dead > x.live/4 {
 		x.compactLocked()
 	}
@@ -187,16 +190,19 @@ func (x *Index) deleteLocked(id int64) {
 func (x *Index) compactLocked() {
 	renum := make([]uint32, len(x.docs))
 	docs, meta := make([]doc, 0, x.live), make([]docMeta, 0, x.live)
+	var kept texts
 	for i, d := range x.docs {
-		if !d.dead {
-			renum[i] = uint32(len(docs))
+		if !x.dead.has(uint32(i)) {
+			n := uint32(len(docs))
+			renum[i] = n
+			d.cjkAt = kept.add(n, x.texts.text(x.docs, uint32(i)))
 			docs, meta = append(docs, d), append(meta, x.meta[i])
 		}
 	}
 	for tok, l := range x.postings {
 		var out postingList
 		for _, p := range l.ps {
-			if !x.docs[p.doc].dead {
+			if !x.dead.has(p.doc) {
 				m := x.meta[p.doc]
 				p.doc = renum[p.doc]
 				out.addOf(p, m)
@@ -211,9 +217,9 @@ func (x *Index) compactLocked() {
 	for r, toks := range x.prefixes {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
 	}
-	x.docs, x.meta = docs, meta
-	x.byID.rebuild(x.docs)
+	x.docs, x.meta, x.texts = docs, meta, kept
 	x.dead = make(bitset, len(x.dead))
+	x.byID.rebuild(x.docs, x.dead)
 }
 
 // Query is a keyword search: messages holding any of Terms, ranked by
@@ -356,7 +362,7 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		// by walking the rarest and looking up the others) that hold the
 		// whole run. It is in a message at most as often as the least
 		// frequent of its bigrams: counting stops there.
-		runes := []rune(text)
+		runes, phrase := []rune(text), []byte(text)
 		var lists []*cursor
 		for i := 0; i+1 < len(runes); i++ {
 			lists = append(lists, newCursor(x.postings[string(runes[i:i+2])]))
@@ -375,14 +381,16 @@ func (x *Index) match(t Term) (l postingList, live int) {
 			// (a text is a cache miss or two away), then searched.
 			var touched byte
 			for _, p := range batch {
-				if s := x.docs[p.doc].cjk; s != "" {
+				if s := x.texts.text(x.docs, p.doc); len(s) > 0 {
 					touched += s[0]
 				}
 			}
 			runtime.KeepAlive(touched)
 			for _, p := range batch {
-				d := &x.docs[p.doc]
-				if c := overlapping(d.cjk, text, int(p.tf)); !d.dead && c > 0 {
+				if x.dead.has(p.doc) {
+					continue
+				}
+				if c := overlapping(x.texts.text(x.docs, p.doc), phrase, int(p.tf)); c > 0 {
 					p.tf = uint16(c)
 					l.addSpan(p.posting, p.in.channels, p.in.minAt, p.in.maxAt)
 				}
@@ -413,15 +421,15 @@ const phraseBatch = 512
 
 // overlapping counts occurrences of sub in s, overlaps included (하하 is
 // twice in 하하하, as its bigrams are), up to most.
-func overlapping(s, sub string, most int) int {
+func overlapping(s, sub []byte, most int) int {
 	n := 0
 	for n < most {
-		i := strings.Index(s, sub)
+		i := bytes.Index(s, sub)
 		if i < 0 {
 			return n
 		}
 		n++
-		_, size := utf8.DecodeRuneInString(s[i:])
+		_, size := utf8.DecodeRune(s[i:])
 		s = s[i+size:]
 	}
 	return n

@@ -2,7 +2,9 @@ package lexical
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +88,57 @@ func TestIndexInflections(t *testing.T) {
 	}
 	if got := ids(x.Search(Query{Terms: Terms("학교"), Limit: 10})); !slices.Equal(got, []int64{4}) {
 		t.Errorf("학교: %v", got)
+	}
+}
+
+// Each message's CJK text, which phrases are confirmed against, is its
+// own, across chunks of texts, through edits, deletions and compactions:
+// as the message's CJK terms say, read from its content here.
+func TestPhraseTextsFollowTheirMessages(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	syllables := []rune("집에이사전세보일러수리치킨맥주")
+	content := map[int64]string{}
+	x := NewIndex()
+	for i := range 12_000 {
+		var sb strings.Builder
+		for range r.IntN(6) {
+			if r.IntN(3) == 0 {
+				sb.WriteString("word ")
+				continue
+			}
+			for range 1 + r.IntN(5) {
+				sb.WriteRune(syllables[r.IntN(len(syllables))])
+			}
+			sb.WriteByte(' ')
+		}
+		id := int64(r.IntN(4000)) // edits: an ID put again
+		x.Put(Doc{ID: id, Content: sb.String()})
+		content[id] = sb.String()
+		if i%7 == 0 {
+			gone := int64(r.IntN(4000))
+			x.Delete(gone)
+			delete(content, gone)
+		}
+		if i == 5000 {
+			x.Trim() // a sealed last chunk, appended to after
+		}
+	}
+	if len(x.texts.chunks) < 3 {
+		t.Fatalf("%d chunks of texts: the test needs several", len(x.texts.chunks))
+	}
+	for id, c := range content {
+		n, ok := x.byID.get(x.docs, id)
+		if !ok {
+			t.Fatalf("message %d lost", id)
+		}
+		var want []string
+		EachTerm(c, func(t Term) {
+			if t.CJK {
+				want = append(want, t.Text)
+			}
+		})
+		if got := string(x.texts.text(x.docs, n)); got != strings.Join(want, " ") {
+			t.Fatalf("message %d (doc %d): text %q, want %q", id, n, got, strings.Join(want, " "))
+		}
 	}
 }

@@ -40,7 +40,7 @@ func (x *Index) exhaustive(q Query) []Hit {
 		}
 		var ps []posting
 		for _, p := range l.ps {
-			if !x.docs[p.doc].dead {
+			if !x.dead.has(p.doc) {
 				ps = append(ps, p)
 			}
 		}
@@ -88,7 +88,7 @@ func (x *Index) exhaustive(q Query) []Hit {
 func (x *Index) phraseByText(text string) postingList {
 	var l postingList
 	for n, d := range x.docs {
-		if c := overlapping(d.cjk, text, math.MaxInt); c > 0 {
+		if c := overlapping(x.texts.text(x.docs, uint32(n)), []byte(text), math.MaxInt); c > 0 {
 			l.add(posting{doc: uint32(n), tf: uint16(min(c, math.MaxUint16)), len: uint16(min(d.length, longDoc))})
 		}
 	}
