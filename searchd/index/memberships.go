@@ -19,8 +19,10 @@ import (
 // filters) are its messages' segments, and SQLite looks each one up
 // in message_segments at about 5 µs a message (seconds for a common
 // word at 6.5 M messages). Load reads every membership; afterwards each
-// use applies the entries of sqlite's membership log since (triggers on
-// message_segments write it, whoever changes a membership). A backlog of
+// use applies the entries of sqlite's membership log since (placing a
+// message logs it, and triggers on message_segments log moves and
+// removals, whoever makes them; each entry comes with the message's
+// segment as stored). A backlog of
 // more than MaxCatchUp entries makes it load again in the background
 // instead; while it loads, Current returns nil and the segments come
 // from SQLite.
@@ -55,7 +57,8 @@ type membershipTable struct {
 }
 
 // DefaultMembershipCatchUp: an import's batch of 5,000 messages is
-// applied in milliseconds; a whole import's is a reload's work.
+// read and applied in tens of milliseconds (a look-up in message_segments
+// each); a whole import's is a reload's work.
 const DefaultMembershipCatchUp = 200_000
 
 // Load builds the table from every membership.

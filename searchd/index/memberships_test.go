@@ -67,7 +67,7 @@ func countZero(m map[int64]int64) int {
 }
 
 // The memberships follow every writer of message_segments through the
-// log its triggers fill: new messages, a late message that re-segments
+// log the applier and the table's triggers fill: new messages, a late message that re-segments
 // the channel (messages move, segments go), edits, deletions, forgetting
 // a channel and an author, an opt-out; after the log is trimmed; and by
 // loading again when the backlog is too long.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,6 +128,7 @@ type applier struct {
 	resumed bool                     // recent and names were carried from an earlier batch
 
 	changed []int64            // messages whose text changed, for the log (logTextChanges)
+	joined  []int64            // messages placed in a segment, for the log (logMemberships)
 	fresh   []*searchd.Message // inserted by this batch, in channel and time order, to place
 	replay  *replay            // the channel being re-segmented, if any
 }
@@ -271,6 +271,9 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	if err := a.logTextChanges(); err != nil {
 		return res, err
 	}
+	if err := a.logMemberships(); err != nil {
+		return res, err
+	}
 	if res.Inserted+res.Updated+res.Deleted == 0 {
 		return res, nil
 	}
@@ -296,15 +299,21 @@ func (a *applier) logTextChanges() error {
 	if len(a.changed) == 0 {
 		return nil
 	}
-	ids := make([]byte, 0, 20*len(a.changed))
-	for i, id := range a.changed {
-		if i > 0 {
-			ids = append(ids, ',')
-		}
-		ids = strconv.AppendInt(ids, id, 10)
-	}
+	_, err := a.exec(`INSERT INTO text_changes (message_id) SELECT value FROM json_each(?) ORDER BY key`, jsonIDs(a.changed))
 	a.changed = a.changed[:0]
-	_, err := a.exec(`INSERT INTO text_changes (message_id) SELECT value FROM json_each(?) ORDER BY key`, "["+string(ids)+"]")
+	return err
+}
+
+// logMemberships writes the memberships the batch made to the membership
+// log with one statement (migration 0013: no trigger per row). Moves and
+// removals are logged by their triggers; the log's reader reads each
+// message's segment as stored, so their order does not matter.
+func (a *applier) logMemberships() error {
+	if len(a.joined) == 0 {
+		return nil
+	}
+	_, err := a.exec(`INSERT INTO membership_changes (message_id, segment_id) SELECT value, 0 FROM json_each(?) ORDER BY key`, jsonIDs(a.joined))
+	a.joined = a.joined[:0]
 	return err
 }
 

@@ -6,8 +6,10 @@ import (
 )
 
 // Which segment each message belongs to, for an in-memory copy
-// (index.Memberships) that follows the membership_changes log: triggers
-// on message_segments write it, so every writer is followed.
+// (index.Memberships) that follows the membership_changes log: the
+// applier logs the memberships it makes (logMemberships; placing is the
+// only writer that inserts them) and triggers on message_segments log
+// moves and removals, whoever makes them, so every writer is followed.
 
 const membershipSeqQuery = `SELECT COALESCE(MAX(seq), 0) FROM membership_changes`
 
@@ -54,9 +56,14 @@ type MembershipChange struct {
 	Seq, MessageID, SegmentID int64
 }
 
-// MembershipChanges returns the log's entries after seq, in order.
+// MembershipChanges returns the log's entries after seq, in order, each
+// with its message's segment as stored now (0: none): an entry says
+// which membership changed, not to what (migration 0013), so entries
+// need not be logged in the order their changes were made.
 func (db *DB) MembershipChanges(ctx context.Context, seq int64) ([]MembershipChange, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT seq, message_id, segment_id FROM membership_changes WHERE seq > ? ORDER BY seq`, seq)
+	rows, err := db.db.QueryContext(ctx, `SELECT c.seq, c.message_id, COALESCE(ms.segment_id, 0)
+		FROM membership_changes c LEFT JOIN message_segments ms ON ms.message_id = c.message_id
+		WHERE c.seq > ? ORDER BY c.seq`, seq)
 	if err != nil {
 		return nil, err
 	}

@@ -128,6 +128,7 @@ func (a *applier) place(m *searchd.Message) error {
 	if _, err := a.exec(qMember, m.ID, s.id); err != nil {
 		return err
 	}
+	a.joined = append(a.joined, m.ID) // the only new memberships: logged here (logMemberships)
 	s.count++
 	if s.count == 1 || m.CreatedAt < s.startAt || (m.CreatedAt == s.startAt && m.ID < s.startMsg) {
 		s.startAt, s.startMsg = m.CreatedAt, m.ID

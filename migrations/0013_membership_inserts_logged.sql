@@ -1,0 +1,14 @@
+-- The applier logs the memberships it makes, one statement per batch,
+-- instead of a trigger per row: the trigger made each INSERT into
+-- message_segments keep a statement journal, a copy of every page it
+-- touched, and an import touches a page a message once channels
+-- interleave in message ID order (20 % of the CPU of importing the
+-- 650,000-message benchmark's last file; docs/benchmarks.md). Placing a
+-- message (sqlite applier.place) is the only writer that inserts
+-- memberships; moves and the cascades of deletions keep their triggers.
+--
+-- An entry now names a message whose membership changed; its reader
+-- (MembershipChanges) reads the message's segment as stored, so the
+-- order of entries within a transaction does not matter, and segment_id
+-- is no longer read (the applier writes 0).
+DROP TRIGGER message_segments_added;
