@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -206,6 +207,41 @@ func (x *Reader) finish() error {
 			return &Error{Offset: off, Err: errors.New("data after the end of the export (a second JSON document, or garbage), which would not be imported: split or repair the file")}
 		}
 	}
+}
+
+// ReadAll reads a whole export: for tools and tests that want one channel
+// in memory (the importer streams instead). On an error it returns the
+// messages read before it.
+func ReadAll(r io.Reader) (*Reader, []searchd.Message, error) {
+	x, err := NewReader(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var msgs []searchd.Message
+	for {
+		m, err := x.Next()
+		if errors.Is(err, io.EOF) {
+			return x, msgs, nil
+		}
+		if err != nil {
+			return x, msgs, err
+		}
+		msgs = append(msgs, m)
+	}
+}
+
+// ReadFile is ReadAll of the export at path; its errors name the path.
+func ReadFile(path string) (*Reader, []searchd.Message, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	x, msgs, err := ReadAll(f)
+	if err != nil {
+		return x, msgs, fmt.Errorf("%s: %w", path, err)
+	}
+	return x, msgs, nil
 }
 
 // Offset is how far into the input the decoder has read.

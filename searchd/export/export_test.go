@@ -2,7 +2,6 @@ package export
 
 import (
 	"errors"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -11,32 +10,13 @@ import (
 	"dsearch/searchd"
 )
 
-func readAll(t *testing.T, r io.Reader) (*Reader, []searchd.Message, error) {
-	t.Helper()
-	x, err := NewReader(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []searchd.Message
-	for {
-		m, err := x.Next()
-		if errors.Is(err, io.EOF) {
-			return x, out, nil
-		}
-		if err != nil {
-			return x, out, err
-		}
-		out = append(out, m)
-	}
-}
-
 func TestOldFormat(t *testing.T) {
 	f, err := os.Open("testdata/old-format.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	x, msgs, err := readAll(t, f)
+	x, msgs, err := ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +68,7 @@ func TestMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, msgs, err := readAll(t, strings.NewReader(tt.in))
+			_, msgs, err := ReadAll(strings.NewReader(tt.in))
 			var xe *Error
 			if !errors.As(err, &xe) {
 				t.Fatalf("err = %v, want an *Error", err)
@@ -114,7 +94,7 @@ func TestEvalExports(t *testing.T) {
 		if err != nil {
 			t.Skipf("evaluation data not present: %v", err)
 		}
-		_, msgs, err := readAll(t, f)
+		_, msgs, err := ReadAll(f)
 		f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
@@ -134,11 +114,11 @@ func TestEvalExports(t *testing.T) {
 // whitespace after it is not data.
 func TestTrailingDataOffset(t *testing.T) {
 	const doc = `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","name":"c"},"messages":[],"messageCount":0}`
-	if _, _, err := readAll(t, strings.NewReader(doc+"\n \r\n\t")); err != nil {
+	if _, _, err := ReadAll(strings.NewReader(doc + "\n \r\n\t")); err != nil {
 		t.Errorf("trailing whitespace: %v", err)
 	}
 	in := doc + "\n\n" + doc
-	_, _, err := readAll(t, strings.NewReader(in))
+	_, _, err := ReadAll(strings.NewReader(in))
 	var xe *Error
 	if !errors.As(err, &xe) || xe.Offset != int64(len(doc)+2) {
 		t.Errorf("err = %v, want one at byte %d", err, len(doc)+2)

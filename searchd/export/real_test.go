@@ -19,7 +19,7 @@ func TestCurrentExporterShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	x, msgs, err := readAll(t, f)
+	x, msgs, err := ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestEmbedDescriptionBounded(t *testing.T) {
 	in := `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","type":"GuildTextChat","name":"c"},"messages":[
 		{"id":"3","type":"Default","timestamp":"2024-01-01T00:00:00+00:00","content":"","author":{"id":"4","name":"a"},
 		 "embeds":[{"title":"T","description":"` + long + `"}]}]}`
-	_, msgs, err := readAll(t, strings.NewReader(in))
+	_, msgs, err := ReadAll(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -95,25 +94,11 @@ func evalMessages(t *testing.T, db *sqlite.DB, dir string) []searchd.Message {
 	}
 	var out []searchd.Message
 	for _, path := range files {
-		f, err := os.Open(path)
+		_, msgs, err := export.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := export.NewReader(bufio.NewReader(f))
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for {
-			m, err := ex.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			out = append(out, m)
-		}
-		f.Close()
+		out = append(out, msgs...)
 	}
 	return out
 }

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
-	"dsearch/searchd"
 	"dsearch/searchd/export"
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/segment"
@@ -123,22 +120,14 @@ func messageTexts(dir string) ([]int64, []string, error) {
 	var ids []int64
 	var texts []string
 	for _, path := range files {
-		f, err := os.Open(path)
+		_, msgs, err := export.ReadFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
-		x, err := export.NewReader(bufio.NewReader(f))
-		for err == nil {
-			var msg searchd.Message
-			if msg, err = x.Next(); err == nil {
-				if t := segment.Text([]string{msg.Content}); t != "" {
-					ids, texts = append(ids, msg.ID), append(texts, t)
-				}
+		for _, msg := range msgs {
+			if t := segment.Text([]string{msg.Content}); t != "" {
+				ids, texts = append(ids, msg.ID), append(texts, t)
 			}
-		}
-		f.Close()
-		if !errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return ids, texts, nil

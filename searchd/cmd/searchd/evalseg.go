@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -119,28 +117,10 @@ func importOrdered(ctx context.Context, db *sqlite.DB, cfg *Config, files []stri
 	var batches []searchd.Batch
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, path := range files {
-		f, err := os.Open(path)
+		x, msgs, err := export.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		x, err := export.NewReader(f)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		var msgs []searchd.Message
-		for {
-			m, err := x.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			msgs = append(msgs, m)
-		}
-		f.Close()
 		places := searchd.Batch{Guilds: []searchd.Guild{x.Guild}, Channels: []searchd.Channel{x.Channel}}
 		if x.Parent != nil {
 			places.Channels = append(places.Channels, *x.Parent)

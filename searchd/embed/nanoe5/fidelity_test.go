@@ -55,24 +55,15 @@ func texts(t *testing.T, set string) []string {
 	}
 	var out []string
 	for _, f := range files {
-		r, err := os.Open(f)
+		_, msgs, err := export.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, err := export.NewReader(bufio.NewReader(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			msg, err := x.Next()
-			if err != nil {
-				break
-			}
+		for _, msg := range msgs {
 			if strings.TrimSpace(msg.Content) != "" {
 				out = append(out, msg.Content)
 			}
 		}
-		r.Close()
 	}
 	return out
 }

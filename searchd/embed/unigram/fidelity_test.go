@@ -3,7 +3,6 @@
 package unigram_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -39,22 +38,13 @@ func evalTexts(t *testing.T) []string {
 	var out []string
 	files, _ := filepath.Glob(filepath.Join(evalDir, "*", "*.json"))
 	for _, f := range files {
-		r, err := os.Open(f)
+		_, msgs, err := export.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, err := export.NewReader(bufio.NewReader(r))
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for {
-			msg, err := x.Next()
-			if err != nil {
-				break
-			}
+		for _, msg := range msgs {
 			out = append(out, msg.Content)
 		}
-		r.Close()
 	}
 	queries, _ := filepath.Glob(filepath.Join(evalDir, "*", "queries.jsonl"))
 	for _, f := range queries {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -79,7 +78,7 @@ func Load(dir string) ([]Channel, error) {
 	for _, path := range files {
 		ch, err := loadExport(path, parents)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		out = append(out, ch)
 	}
@@ -90,12 +89,7 @@ func Load(dir string) ([]Channel, error) {
 }
 
 func loadExport(path string, parents map[int64][]int64) (Channel, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Channel{}, err
-	}
-	defer f.Close()
-	r, err := export.NewReader(bufio.NewReaderSize(f, 1<<16))
+	_, all, err := export.ReadFile(path)
 	if err != nil {
 		return Channel{}, err
 	}
@@ -105,14 +99,7 @@ func loadExport(path string, parents map[int64][]int64) (Channel, error) {
 		system bool
 	}
 	var msgs []msg
-	for {
-		m, err := r.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return Channel{}, err
-		}
+	for _, m := range all {
 		msgs = append(msgs, msg{segment.NewLine(m.ID, m.CreatedAt, m.Author.ID, m.Author.DisplayName(), m.Content, m.Mentions), segment.IsSystem(m.Type)})
 		if p, ok := parents[m.ID]; ok {
 			ch.Parents[m.ID] = p
