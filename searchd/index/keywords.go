@@ -5,8 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"runtime/debug"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"dsearch/searchd/lexical"
@@ -27,10 +25,8 @@ type Keywords struct {
 	// 0 means DefaultMaxCatchUp.
 	MaxCatchUp int64
 
-	ready     atomic.Pointer[lexical.Index]
-	reloading atomic.Bool
-	mu        sync.Mutex // one catch-up at a time
-	state     sqlite.TextState
+	follower[lexical.Index]
+	state sqlite.TextState // what the index holds; under mu
 }
 
 // Load builds the index from every stored message.
@@ -103,44 +99,26 @@ func (k *Keywords) Current(ctx context.Context) (*lexical.Index, error) {
 }
 
 // reload loads the index again in the background, once at a time; k.mu
-// is held.
+// is held. FTS5 serves until the new index is ready.
 func (k *Keywords) reload() {
-	if !k.reloading.CompareAndSwap(false, true) {
-		return
-	}
-	// FTS5 serves until the new index is ready: let the old one go
-	// now, rather than hold two in memory while the new one loads.
-	k.ready.Store(nil)
-	go func() {
-		defer k.reloading.Store(false)
-		if err := k.Load(context.Background()); err != nil && k.Log != nil {
-			k.Log.Error("keyword index: reload failed; keyword search stays on FTS5", "err", err)
-		}
-	}()
+	k.follower.reload(k.Load, k.Log, "keyword index: reload failed; keyword search stays on FTS5")
 }
 
 // Run loads the index, then keeps it current and trims the change log
 // every interval until ctx ends.
 func (k *Keywords) Run(ctx context.Context, interval time.Duration) error {
-	if err := k.Load(ctx); err != nil {
-		return err
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if idx, err := k.Current(ctx); err != nil || idx == nil {
-			continue // reloading, or the database is busy: next time
-		}
-		k.mu.Lock()
-		seq := k.state.Seq
-		k.mu.Unlock()
-		if err := k.DB.TrimTextChanges(ctx, seq); err != nil && k.Log != nil {
-			k.Log.Warn("keyword index: cannot trim the change log", "err", err)
-		}
-	}
+	return run(ctx, k, interval, k.Log, "keyword index: cannot trim the change log")
 }
+
+func (k *Keywords) current(ctx context.Context) bool {
+	idx, err := k.Current(ctx)
+	return err == nil && idx != nil
+}
+
+func (k *Keywords) applied() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.state.Seq
+}
+
+func (k *Keywords) trim(ctx context.Context, seq int64) error { return k.DB.TrimTextChanges(ctx, seq) }

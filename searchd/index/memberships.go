@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"dsearch/searchd/sqlite"
@@ -36,10 +35,8 @@ type Memberships struct {
 	// 0 means DefaultMembershipCatchUp.
 	MaxCatchUp int64
 
-	ready     atomic.Pointer[membershipTable]
-	reloading atomic.Bool
-	mu        sync.Mutex // one catch-up at a time
-	seq       int64      // the last log entry applied
+	follower[membershipTable]
+	seq int64 // the last log entry applied; under mu
 }
 
 // membershipTable is message → segment. Searches read it under its read
@@ -146,50 +143,28 @@ func (m *Memberships) Current(ctx context.Context) (*MembershipReader, error) {
 // reload loads the table again in the background, once at a time; m.mu is
 // held.
 func (m *Memberships) reload() {
-	if !m.reloading.CompareAndSwap(false, true) {
-		return
-	}
-	m.ready.Store(nil) // rather than hold two while the new one loads
-	go func() {
-		defer m.reloading.Store(false)
-		if err := m.Load(context.Background()); err != nil && m.Log != nil {
-			m.Log.Error("segment memberships: reload failed; keywords' segments come from SQLite", "err", err)
-		}
-	}()
+	m.follower.reload(m.Load, m.Log, "segment memberships: reload failed; keywords' segments come from SQLite")
 }
 
 // Run loads the table, then keeps it current and trims the log every
 // interval until ctx ends.
 func (m *Memberships) Run(ctx context.Context, interval time.Duration) error {
-	if err := m.Load(ctx); err != nil {
-		return err
-	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	var trimmed int64
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		if r, err := m.Current(ctx); err != nil || r == nil {
-			continue // reloading, or the database is busy: next time
-		}
-		m.mu.Lock()
-		seq := m.seq
-		m.mu.Unlock()
-		if seq == trimmed {
-			continue // nothing new: no write to an idle database
-		}
-		if err := m.DB.TrimMembershipChanges(ctx, seq); err != nil {
-			if m.Log != nil {
-				m.Log.Warn("segment memberships: cannot trim the log", "err", err)
-			}
-			continue
-		}
-		trimmed = seq
-	}
+	return run(ctx, m, interval, m.Log, "segment memberships: cannot trim the log")
+}
+
+func (m *Memberships) current(ctx context.Context) bool {
+	r, err := m.Current(ctx)
+	return err == nil && r != nil
+}
+
+func (m *Memberships) applied() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seq
+}
+
+func (m *Memberships) trim(ctx context.Context, seq int64) error {
+	return m.DB.TrimMembershipChanges(ctx, seq)
 }
 
 // narrow is a segment ID as segments holds it.
