@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/sqlite"
@@ -59,15 +60,13 @@ func previews(ms []sqlite.StoredMessage, terms []lexical.Term, best int64) []sql
 			pick[j] = true
 		}
 	}
+	holds := holdsAny(terms)
 	for i, m := range ms {
 		if len(pick) >= maxPreviews {
 			break
 		}
-		for _, t := range terms {
-			if lexical.Contains(m.Content, t) {
-				around(i)
-				break
-			}
+		if holds(m.Content) {
+			around(i)
 		}
 	}
 	if len(pick) == 0 {
@@ -87,6 +86,39 @@ func previews(ms []sqlite.StoredMessage, terms []lexical.Term, best int64) []sql
 		out = append(out, ms[i])
 	}
 	return out
+}
+
+// holdsAny returns whether a text holds one of terms, as lexical.Contains
+// tells each: the terms folded once, and each text split and folded once
+// for them all (previews asks it of up to 80 messages a result, and
+// lexical.Contains, asked term by term, split each message again for
+// each term: a tenth of a semantic search's CPU).
+func holdsAny(terms []lexical.Term) func(text string) bool {
+	var cjk, words []string
+	for _, t := range terms {
+		if t.CJK {
+			cjk = append(cjk, t.Text)
+		} else {
+			words = append(words, lexical.FoldTerm(t))
+		}
+	}
+	return func(text string) bool {
+		lower := strings.ToLower(text)
+		for _, t := range cjk {
+			if strings.Contains(lower, t) {
+				return true
+			}
+		}
+		if len(words) == 0 {
+			return false
+		}
+		for _, w := range lexical.Terms(lower) {
+			if !w.CJK && slices.Contains(words, lexical.FoldTerm(w)) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 func authors(ms []sqlite.StoredMessage) []string {

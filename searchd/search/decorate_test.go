@@ -3,8 +3,11 @@ package search
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"dsearch/searchd/lexical"
 )
 
 // A keyword hit is shown with the messages just before and after it in
@@ -44,4 +47,28 @@ func TestLexicalPreviewsAreNeighbours(t *testing.T) {
 			}
 		}
 	})
+}
+
+// holdsAny answers as lexical.Contains asked term by term: inflections,
+// case, accents, Hangul and Han runs, a term only past the first words of
+// a long message (where a query's terms stop), and no term at all.
+func TestHoldsAnyIsContains(t *testing.T) {
+	long := strings.Repeat("filler words here ", 100) + "the boilers broke"
+	texts := []string{"", "Games tonight?", "the GAME is on", "café au lait", "Cafe", "보일러 수리 기사님", "보일러가 고장",
+		"東京タワー", "naïve résumé", "gaming", long, "Bob's boiler", "전세 이사 집", "ranked-game tonight"}
+	queries := []string{"", "game", "games tonight", "cafe", "café", "보일러", "수리 보일러", "東京", "resume naive", "boiler",
+		"boilers broke", "bob", "이사 집 전세", "ranked game", "nothing matches"}
+	for _, q := range queries {
+		terms := lexical.Terms(q)
+		holds := holdsAny(terms)
+		for _, text := range texts {
+			want := false
+			for _, term := range terms {
+				want = want || lexical.Contains(text, term)
+			}
+			if got := holds(text); got != want {
+				t.Errorf("%q in %.40q: %v, lexical.Contains says %v", q, text, got, want)
+			}
+		}
+	}
 }

@@ -193,24 +193,26 @@ type SegmentInfo struct {
 // SegmentInfos returns the segments with the given IDs.
 func (db *DB) SegmentInfos(ctx context.Context, ids []int64) (map[int64]SegmentInfo, error) {
 	out := map[int64]SegmentInfo{}
-	err := inChunks(ids, func(chunk []any) error {
-		rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.channel_id, COALESCE(c.guild_id, 0), s.start_message_id,
-			s.start_at, s.end_at, s.message_count FROM segments s JOIN channels c ON c.id = s.channel_id
-			WHERE s.id IN (`+marks(len(chunk))+`)`, chunk...)
-		if err != nil {
-			return err
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// Every search by meaning shows its page's segments: one statement
+	// text for any number of them, prepared once (jsonIDs).
+	rows, err := preparing{db}.QueryContext(ctx, `SELECT s.id, s.channel_id, COALESCE(c.guild_id, 0), s.start_message_id,
+		s.start_at, s.end_at, s.message_count FROM segments s JOIN channels c ON c.id = s.channel_id
+		WHERE s.id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s SegmentInfo
+		if err := rows.Scan(&s.ID, &s.ChannelID, &s.GuildID, &s.StartMessageID, &s.StartAt, &s.EndAt, &s.MessageCount); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var s SegmentInfo
-			if err := rows.Scan(&s.ID, &s.ChannelID, &s.GuildID, &s.StartMessageID, &s.StartAt, &s.EndAt, &s.MessageCount); err != nil {
-				return err
-			}
-			out[s.ID] = s
-		}
-		return rows.Err()
-	})
-	return out, err
+		out[s.ID] = s
+	}
+	return out, rows.Err()
 }
 
 // SegmentMessages returns up to limit messages of each segment, in time
@@ -218,19 +220,21 @@ func (db *DB) SegmentInfos(ctx context.Context, ids []int64) (map[int64]SegmentI
 // calls, pins), which are history but not the conversation.
 func (db *DB) SegmentMessages(ctx context.Context, ids []int64, limit int) (map[int64][]StoredMessage, error) {
 	out := map[int64][]StoredMessage{}
-	err := inChunks(ids, func(chunk []any) error {
-		ms, err := db.queryMessages(ctx, selectMessage+`WHERE m.id IN (
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// Every search by meaning reads its segments' messages (rescoring,
+	// judging, previews): prepared once, the IDs as one JSON array.
+	ms, err := db.preparedMessages(ctx, selectMessage+`WHERE m.id IN (
 			SELECT message_id FROM (
 				SELECT ms2.message_id, ROW_NUMBER() OVER (PARTITION BY ms2.segment_id ORDER BY m2.created_at, m2.id) AS n
 				FROM message_segments ms2 JOIN messages m2 ON m2.id = ms2.message_id
-				WHERE ms2.segment_id IN (`+marks(len(chunk))+`) AND m2.type IN `+spokenTypes+`)
+				WHERE ms2.segment_id IN (SELECT value FROM json_each(?)) AND m2.type IN `+spokenTypes+`)
 			WHERE n <= ?)
-			ORDER BY ms.segment_id, m.created_at, m.id`, append(chunk, limit)...)
-		for _, m := range ms {
-			out[m.SegmentID] = append(out[m.SegmentID], m)
-		}
-		return err
-	})
+			ORDER BY ms.segment_id, m.created_at, m.id`, jsonIDs(ids), limit)
+	for _, m := range ms {
+		out[m.SegmentID] = append(out[m.SegmentID], m)
+	}
 	return out, err
 }
 
