@@ -151,12 +151,21 @@ func (x *Index) Put(d Doc) {
 	}
 }
 
-// Trim gives back the room postings grew into while loading.
+// Trim gives back the room postings grew into while loading: a list
+// with more than an eighth of its length to spare is copied to its
+// length (appending grew it by a quarter to double at a time), the rest
+// clipped.
 func (x *Index) Trim() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	exact := func(ps []posting) []posting {
+		if cap(ps)-len(ps) > len(ps)/8 {
+			return slices.Clone(ps)
+		}
+		return slices.Clip(ps)
+	}
 	for tok, l := range x.postings {
-		x.postings[tok] = postingList{ps: slices.Clip(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
+		x.postings[tok] = postingList{ps: exact(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
 	}
 	x.docs, x.meta = slices.Clip(x.docs), slices.Clip(x.meta)
 	if len(x.texts.chunks) > 0 {

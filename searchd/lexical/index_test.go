@@ -142,3 +142,33 @@ func TestPhraseTextsFollowTheirMessages(t *testing.T) {
 		}
 	}
 }
+
+// Trim lets go of the arrays lists grew into while loading (appending
+// leaves up to as much room again as the postings): a list with more
+// than an eighth of its length to spare is copied, and the index answers
+// as before.
+func TestTrimGivesBackTheRoom(t *testing.T) {
+	x := NewIndex()
+	for i := range 5000 {
+		x.Put(Doc{ID: int64(i + 1), Content: fmt.Sprintf("common w%d w%d", i%7, i%300)})
+	}
+	before := x.Search(Query{Terms: Terms("common w3"), Limit: 50})
+	grown := map[string]*posting{}
+	for tok, l := range x.postings {
+		if cap(l.ps)-len(l.ps) > len(l.ps)/8 {
+			grown[tok] = &l.ps[0]
+		}
+	}
+	if len(grown) == 0 {
+		t.Fatal("no room to give back: the test needs lists grown by appending")
+	}
+	x.Trim()
+	for tok, array := range grown {
+		if &x.postings[tok].ps[0] == array {
+			t.Errorf("%q: %d postings still in the array they grew into", tok, len(x.postings[tok].ps))
+		}
+	}
+	if after := x.Search(Query{Terms: Terms("common w3"), Limit: 50}); !slices.Equal(after, before) {
+		t.Errorf("after Trim: %v, before %v", ids(after), ids(before))
+	}
+}

@@ -205,6 +205,7 @@ func indexExports(t *testing.T, dir string) (x *Index, channels, authors []int64
 		}
 		r.Close()
 	}
+	x.Trim() // as a load ends
 	return x, channels, authors, span
 }
 
@@ -262,6 +263,9 @@ func TestSearchMatchesExhaustiveRandom(t *testing.T) {
 		x.Put(Doc{ID: int64(r.IntN(3 * n)), ChannelID: int64(r.IntN(4)), AuthorID: int64(r.IntN(9)), CreatedAt: int64(i), Content: text()})
 		if r.IntN(10) == 0 {
 			x.Delete(int64(r.IntN(3 * n)))
+		}
+		if i == n/2 {
+			x.Trim() // lists copied to their length, then appended to
 		}
 	}
 	if x.live == len(x.docs) {
