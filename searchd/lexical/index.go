@@ -22,11 +22,14 @@ type Index struct {
 	// meta is what a filter reads of a message, apart from docs: a
 	// filtered search reads it for every candidate, so it is small (16
 	// bytes a message).
-	meta     []docMeta
-	byID     docTable
-	dead     bitset // docs deleted or replaced, until compaction
-	texts    texts
-	postings map[string]postingList
+	meta  []docMeta
+	byID  docTable
+	dead  bitset // docs deleted or replaced, until compaction
+	texts texts
+	// postings holds each term's list by pointer: a map assignment would
+	// replace the key with the new message's token, a slice of its text
+	// that kept the whole text alive (see Put).
+	postings map[string]*postingList
 	// prefixes lists, per CJK character, the bigram tokens it begins, for
 	// one-syllable terms (집 → 집에, 집이, 집).
 	prefixes map[rune][]string
@@ -87,7 +90,7 @@ type Doc struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{postings: map[string]postingList{}, prefixes: map[rune][]string{}}
+	return &Index{postings: map[string]*postingList{}, prefixes: map[rune][]string{}}
 }
 
 // Len is the number of messages indexed.
@@ -140,14 +143,18 @@ func (x *Index) Put(d Doc) {
 	x.live++
 	x.tokens += int64(length)
 	for tok, c := range counts {
-		l, known := x.postings[tok]
-		if !known {
+		l := x.postings[tok]
+		if l == nil {
+			// tok is a slice of the message's text or of its bigrams: a
+			// copy, or the key would keep all of it.
+			tok = strings.Clone(tok)
+			l = new(postingList)
+			x.postings[tok] = l
 			if r, _ := utf8.DecodeRuneInString(tok); isCJK(r) {
 				x.prefixes[r] = append(x.prefixes[r], tok)
 			}
 		}
 		l.addOf(posting{doc: n, tf: uint16(min(c, math.MaxUint16)), len: uint16(min(length, longDoc))}, x.meta[n])
-		x.postings[tok] = l
 	}
 }
 
@@ -164,8 +171,8 @@ func (x *Index) Trim() {
 		}
 		return slices.Clip(ps)
 	}
-	for tok, l := range x.postings {
-		x.postings[tok] = postingList{ps: exact(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
+	for _, l := range x.postings {
+		*l = postingList{ps: exact(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
 	}
 	x.docs, x.meta = slices.Clip(x.docs), slices.Clip(x.meta)
 	if len(x.texts.chunks) > 0 {
@@ -221,7 +228,7 @@ func (x *Index) compactLocked() {
 			delete(x.postings, tok)
 			continue
 		}
-		x.postings[tok] = postingList{ps: slices.Clip(out.ps), blocks: slices.Clip(out.blocks), spans: slices.Clip(out.spans)}
+		*l = postingList{ps: slices.Clip(out.ps), blocks: slices.Clip(out.blocks), spans: slices.Clip(out.spans)}
 	}
 	for r, toks := range x.prefixes {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
@@ -344,7 +351,7 @@ func (x *Index) match(t Term) (l postingList, live int) {
 	n := utf8.RuneCountInString(text)
 	switch {
 	case !t.CJK || n == 2:
-		l = x.postings[text]
+		l = x.list(text)
 		live = len(l.ps)
 		if x.live < len(x.docs) {
 			for _, p := range l.ps {
@@ -359,7 +366,7 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		r, _ := utf8.DecodeRuneInString(text)
 		lists := make([][]posting, 0, len(x.prefixes[r]))
 		for _, tok := range x.prefixes[r] {
-			lists = append(lists, x.postings[tok].ps)
+			lists = append(lists, x.list(tok).ps)
 		}
 		mergeSum(lists, func(p posting) {
 			if !x.dead.has(p.doc) {
@@ -374,7 +381,7 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		runes, phrase := []rune(text), []byte(text)
 		var lists []*cursor
 		for i := 0; i+1 < len(runes); i++ {
-			lists = append(lists, newCursor(x.postings[string(runes[i:i+2])]))
+			lists = append(lists, newCursor(x.list(string(runes[i:i+2]))))
 		}
 		slices.SortFunc(lists, func(a, b *cursor) int { return len(a.ps) - len(b.ps) })
 		// A candidate keeps the span of the rarest list's block it was in:
@@ -422,6 +429,14 @@ func (x *Index) match(t Term) (l postingList, live int) {
 		confirm()
 	}
 	return l, len(l.ps)
+}
+
+// list is tok's postings (none if no message holds it).
+func (x *Index) list(tok string) postingList {
+	if l := x.postings[tok]; l != nil {
+		return *l
+	}
+	return postingList{}
 }
 
 // phraseBatch is how many candidates of a phrase have their texts read

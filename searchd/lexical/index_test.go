@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func ids(hits []Hit) []int64 {
@@ -170,5 +171,26 @@ func TestTrimGivesBackTheRoom(t *testing.T) {
 	}
 	if after := x.Search(Query{Terms: Terms("common w3"), Limit: 50}); !slices.Equal(after, before) {
 		t.Errorf("after Trim: %v, before %v", ids(after), ids(before))
+	}
+}
+
+// A term's key in the index is its own string, not a slice of the
+// message it was first (or last) seen in, which would keep that
+// message's whole text alive as long as the term.
+func TestTermsKeepNoMessageAlive(t *testing.T) {
+	x := NewIndex()
+	var texts []string
+	for i := range 3 { // the later ones put terms already known
+		text := strings.Repeat("filler words ", 50+i) + "needle 바늘에"
+		texts = append(texts, text)
+		x.Put(Doc{ID: int64(i + 1), Content: text})
+	}
+	for tok := range x.postings {
+		at := uintptr(unsafe.Pointer(unsafe.StringData(tok)))
+		for i, text := range texts {
+			if from := uintptr(unsafe.Pointer(unsafe.StringData(text))); at >= from && at < from+uintptr(len(text)) {
+				t.Errorf("term %q is a slice of message %d's text", tok, i+1)
+			}
+		}
 	}
 }
