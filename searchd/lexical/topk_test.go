@@ -181,19 +181,11 @@ func indexExports(t *testing.T, dir string) (x *Index, channels, authors []int64
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	span = [2]int64{math.MaxInt64, math.MinInt64}
 	for _, f := range files {
-		r, err := os.Open(f)
+		_, msgs, err := export.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := export.NewReader(bufio.NewReader(r))
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for {
-			m, err := ex.Next()
-			if err != nil {
-				break
-			}
+		for _, m := range msgs {
 			x.Put(Doc{ID: m.ID, ChannelID: m.ChannelID, AuthorID: m.Author.ID, CreatedAt: m.CreatedAt, Content: m.Content})
 			if !slices.Contains(channels, m.ChannelID) {
 				channels = append(channels, m.ChannelID)
@@ -203,7 +195,6 @@ func indexExports(t *testing.T, dir string) (x *Index, channels, authors []int64
 			}
 			span = [2]int64{min(span[0], m.CreatedAt), max(span[1], m.CreatedAt)}
 		}
-		r.Close()
 	}
 	x.Trim() // as a load ends
 	return x, channels, authors, span
