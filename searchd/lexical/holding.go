@@ -36,3 +36,18 @@ func (x *Index) Holding(alts [][]Term, f Filter, ids []int64) []int64 {
 	}
 	return ids
 }
+
+// Admitted appends to ids the live messages f admits: Holding without
+// terms (every live message when f is empty).
+func (x *Index) Admitted(f Filter, ids []int64) []int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	a := x.admits(f)
+	for n := range x.docs {
+		if x.dead.has(uint32(n)) || a != nil && !a.ok(x.meta[n]) {
+			continue
+		}
+		ids = append(ids, x.docs[n].id)
+	}
+	return ids
+}

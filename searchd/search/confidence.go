@@ -410,7 +410,7 @@ func (q *query) reference(ctx context.Context) (map[int64]bool, bool, error) {
 	if len(f.Authors) == 0 && f.Since == 0 && f.Until == 0 {
 		return q.searched, q.narrowed, nil
 	}
-	ref, err := q.svc.segmentsMatching(ctx, q.version, "", sqlite.Filter{Channels: f.Channels})
+	ref, err := q.svc.segmentsMatching(ctx, q.version, sqlite.Filter{Channels: f.Channels})
 	return ref, true, err
 }
 

@@ -192,7 +192,7 @@ func (s *Service) Reading(text string) float64 {
 // allowed returns the segments the filters (and, if with, the keywords)
 // admit; nil admits all.
 func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool, bool, error) {
-	a, err := q.svc.segmentsMatching(ctx, q.version, "", q.Filter)
+	a, err := q.svc.segmentsMatching(ctx, q.version, q.Filter)
 	q.searched = a
 	if err != nil || !withKeywords {
 		return a, false, err

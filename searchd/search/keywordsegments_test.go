@@ -161,9 +161,12 @@ func TestKeywordSegmentsMatchSQL(t *testing.T) {
 			queries := evalQueries(t, set, 40)
 			r := rand.New(rand.NewPCG(2, uint64(len(queries))))
 			check := func() (found int) {
-				cases, differ := 0, 0
+				cases, differ, admitted := 0, 0, 0
 				for _, q := range queries {
 					alts, filters := keywordCases(r, q, msgs)
+					for _, f := range filters {
+						admitted += sameFilterSegments(t, s, f)
+					}
 					for _, a := range alts {
 						for _, f := range filters {
 							n, extra := sameKeywordSegments(t, s, a, f)
@@ -175,7 +178,10 @@ func TestKeywordSegmentsMatchSQL(t *testing.T) {
 						}
 					}
 				}
-				t.Logf("%d cases, %d segments; %d cases with segments FTS5 does not find", cases, found, differ)
+				t.Logf("%d cases, %d segments; %d cases with segments FTS5 does not find; filters alone %d segments", cases, found, differ, admitted)
+				if admitted == 0 {
+					t.Error("no filter admitted a segment: nothing was compared")
+				}
 				return found
 			}
 			if check() == 0 {
@@ -327,7 +333,60 @@ func TestKeywordSegmentsHonourFilters(t *testing.T) {
 		if _, extra := sameKeywordSegments(t, s, game, c.f); extra != 0 {
 			t.Errorf("%+v: %d segments FTS5 does not find", c.f, extra)
 		}
+		// The filter alone (an author or a time from memory) admits
+		// every segment with the keyword, and none SQLite does not.
+		plain, err := s.segmentsMatching(ctx, 0, c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range want {
+			if plain != nil && !plain[id] {
+				t.Errorf("%+v: the filter alone does not admit segment %d", c.f, id)
+			}
+		}
+		sameFilterSegments(t, s, c.f)
 	}
+}
+
+// sameFilterSegments checks a filter's segments from memory against
+// SQLite's for the messages the keyword index holds (those spoken:
+// Discord's notices are no author's words), and that memory admits no
+// segment SQLite's filter does not. It returns how many there are.
+func sameFilterSegments(t *testing.T, s *Service, f sqlite.Filter) int {
+	t.Helper()
+	ctx := context.Background()
+	version, err := s.DB.IndexVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.segmentsMatching(ctx, version, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql, err := s.DB.SegmentsMatching(ctx, "", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range got {
+		if !sql[id] {
+			t.Errorf("%+v: memory admits segment %d, SQLite's filter does not", f, id)
+		}
+	}
+	if len(f.Authors) == 0 && f.Since == 0 && f.Until == 0 {
+		return len(got) // channels alone: SQLite's own answer
+	}
+	idx, err := s.Keywords.Current(ctx)
+	if err != nil || idx == nil {
+		t.Fatalf("the keyword index is not loaded (%v)", err)
+	}
+	want, err := s.DB.SegmentsOfMessages(ctx, idx.Admitted(lexical.Filter{}, nil), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%+v: from memory %d segments, SQLite %d", f, len(got), len(want))
+	}
+	return len(want)
 }
 
 // A search with a keyword finds a message stored after the memberships
