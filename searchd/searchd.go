@@ -140,6 +140,9 @@ type BatchResult struct {
 	ConflictIDs []int64 // the first few, for the log
 }
 
+// Changed reports whether the batch changed the messages searched.
+func (r *BatchResult) Changed() bool { return r.Inserted+r.Updated+r.Deleted > 0 }
+
 // Add sums two results.
 func (r *BatchResult) Add(o BatchResult) {
 	r.Inserted += o.Inserted

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,35 +41,89 @@ type Checkpoint struct {
 // once the batch is durable. Texts
 // over the limits of shared/api are cut first, in b (searchd.Batch.Bound).
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
+	if cp != nil {
+		res, err := db.ApplyImport(ctx, []Part{{Batch: b, Checkpoint: cp}}, rules)
+		return res[0], err
+	}
 	truncated := b.Bound() // every way in passes here: nothing stored grows without bound
 	var res searchd.BatchResult
-	level := "FULL" // acknowledged to a client: durable (write)
-	if cp != nil {
-		level = "NORMAL" // an import: it resumes from the last checkpoint on disk (writeBulk)
-	}
-	err := db.writeCarrying(ctx, level, true, func(tx *sql.Tx, c *carried) (*carried, error) {
+	err := db.writeCarrying(ctx, "FULL", true, func(tx *sql.Tx, c *carried) (*carried, error) { // acknowledged to a client: durable
 		a, err := newApplier(ctx, db, tx, rules, db.now().UnixMicro())
 		if err != nil {
 			return nil, err
 		}
 		defer a.close()
 		a.resume(c)
-		if err := a.exportEvidence(cp); err != nil {
-			return nil, err
-		}
 		if res, err = a.apply(b); err != nil {
 			return nil, err
 		}
-		if cp != nil {
+		if err := a.logChanges(res.Changed()); err != nil {
+			return nil, err
+		}
+		return a.leave(), nil
+	})
+	res.Truncated = truncated
+	return res, err
+}
+
+// Part is one export's share of an import's transaction: its messages
+// and its progress.
+type Part struct {
+	Batch      *searchd.Batch
+	Checkpoint *Checkpoint
+}
+
+// ApplyImport writes the parts of an import in one transaction, each as
+// Apply writes a batch with its checkpoint, in order. An import of many
+// channels hands it their messages of one stretch of time together, so
+// that the tables keyed by message ID grow at their end, as one file's
+// do, instead of taking a leaf page a message in between the other
+// channels'. The commit is not synced (writeBulk): an import resumes from
+// the last checkpoint on disk. It returns each part's result.
+func (db *DB) ApplyImport(ctx context.Context, parts []Part, rules segment.Rules) ([]searchd.BatchResult, error) {
+	truncated := make([]int, len(parts))
+	for i, p := range parts {
+		truncated[i] = p.Batch.Bound() // every way in passes here: nothing stored grows without bound
+	}
+	res := make([]searchd.BatchResult, len(parts))
+	err := db.writeCarrying(ctx, "NORMAL", true, func(tx *sql.Tx, c *carried) (*carried, error) {
+		clear(res)
+		a, err := newApplier(ctx, db, tx, rules, db.now().UnixMicro())
+		if err != nil {
+			return nil, err
+		}
+		defer a.close()
+		a.resume(c)
+		changed := false
+		for i, p := range parts {
+			if err := a.exportEvidence(p.Checkpoint); err != nil {
+				return nil, err
+			}
+			if res[i], err = a.apply(p.Batch); err != nil {
+				return nil, err
+			}
+			a.older = false
+			changed = changed || res[i].Changed()
+		}
+		if err := a.logChanges(changed); err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			cp := p.Checkpoint
 			_, err = a.exec(`INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
 				VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
 					messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at`,
 				cp.Path, cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
+			if err != nil {
+				return nil, err
+			}
 		}
-		return a.leave(), err
+		return a.leave(), nil
 	})
-	res.Truncated = truncated
+	for i := range res {
+		res[i].Truncated = truncated[i]
+	}
 	return res, err
 }
 
@@ -128,6 +183,7 @@ type applier struct {
 	resumed bool                     // recent and names were carried from an earlier batch
 
 	changed []int64            // messages whose text changed, for the log (logTextChanges)
+	toIndex map[int64]string   // message → text, for the keyword index (indexQueued)
 	joined  []int64            // messages placed in a segment, for the log (logMemberships)
 	fresh   []*searchd.Message // inserted by this batch, in channel and time order, to place
 	replay  *replay            // the channel being re-segmented, if any
@@ -153,7 +209,7 @@ const (
 
 func newApplier(ctx context.Context, db *DB, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, db: db, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, recent: map[int64][]segment.Line{}, names: map[int64]string{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, recent: map[int64][]segment.Line{}, names: map[int64]string{}}
 	row, err := a.queryRow(`SELECT EXISTS (SELECT 1 FROM tombstones)`)
 	if err != nil {
 		return nil, err
@@ -265,19 +321,28 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 			return res, fmt.Errorf("delete %d: %w", id, err)
 		}
 	}
-	if err := a.flush(); err != nil {
-		return res, err
+	return res, a.flush()
+}
+
+// logChanges writes what the transaction's batches changed to the logs
+// the daemon follows, and marks the index changed. Once a transaction:
+// its first statement with a statement journal (the log's insert) makes
+// FTS5 write out the keywords it holds in memory as a new segment of its
+// index, and more segments cost more merging.
+func (a *applier) logChanges(changed bool) error {
+	if err := a.indexQueued(); err != nil {
+		return err
 	}
 	if err := a.logTextChanges(); err != nil {
-		return res, err
+		return err
 	}
 	if err := a.logMemberships(); err != nil {
-		return res, err
+		return err
 	}
-	if res.Inserted+res.Updated+res.Deleted == 0 {
-		return res, nil
+	if !changed {
+		return nil
 	}
-	return res, bumpIndexVersion(a.ctx, a.tx)
+	return bumpIndexVersion(a.ctx, a.tx)
 }
 
 // placeTimer, when set (BenchmarkPlaceLive), is told how long placing
@@ -317,17 +382,39 @@ func (a *applier) logMemberships() error {
 	return err
 }
 
-// indexText adds a message to the keyword index, unless it is one of
+// indexText queues a message for the keyword index, unless it is one of
 // Discord's notices: a join or a call is history, never a search hit.
+// FTS5 writes what it holds in memory out to a new segment of its index
+// whenever a row comes with a lower rowid than the one before, and every
+// segment costs merging later; a batch's messages come channel by channel,
+// so they are added at the end of the transaction, in rowid order
+// (indexQueued).
 func (a *applier) indexText(m *searchd.Message) error {
 	if segment.IsSystem(m.Type) {
 		return nil
 	}
-	id, content := m.ID, m.Content
-	if _, err := a.exec(qIndex, id, content, lexical.Bigrams(content)); err != nil {
-		return err
+	a.toIndex[m.ID] = m.Content
+	return a.textChanged(m.ID)
+}
+
+// unindex takes a message out of the keyword index, queued or written.
+func (a *applier) unindex(id int64) error {
+	delete(a.toIndex, id)
+	_, err := a.exec(qUnindex, id)
+	return err
+}
+
+// indexQueued adds the queued messages to the keyword index, in rowid
+// order.
+func (a *applier) indexQueued() error {
+	for _, id := range slices.Sorted(maps.Keys(a.toIndex)) {
+		text := a.toIndex[id]
+		if _, err := a.exec(qIndex, id, text, lexical.Bigrams(text)); err != nil {
+			return err
+		}
 	}
-	return a.textChanged(id)
+	clear(a.toIndex)
+	return nil
 }
 
 // bumpIndexVersion marks that the messages searched changed.
@@ -521,7 +608,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		if _, err := a.exec(`DELETE FROM message_vectors WHERE message_id = ?`, m.ID); err != nil {
 			return err
 		}
-		if _, err := a.exec(qUnindex, m.ID); err != nil {
+		if err := a.unindex(m.ID); err != nil {
 			return err
 		}
 		if err := a.indexText(m); err != nil {
@@ -607,7 +694,7 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.exec(qUnindex, id); err != nil {
+	if err := a.unindex(id); err != nil {
 		return err
 	}
 	if n, _ := r.RowsAffected(); n > 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -454,5 +455,43 @@ func TestLinkPreviewJoinsStoredText(t *testing.T) {
 	db.db.QueryRow(`SELECT COUNT(*) FROM users WHERE id = 0`).Scan(&users)
 	if users != 0 {
 		t.Error("a preview without an author made a user 0")
+	}
+}
+
+// The keyword rows of a batch are added at its end, in rowid order
+// (indexQueued): a message the batch deleted is not found, one it edited
+// again is found by its last text, whatever the channels' order.
+func TestQueuedKeywordsFollowTheBatch(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	find := func(word string) []int64 { // the index itself: Lexical would hide a deleted message's row
+		t.Helper()
+		rows, err := db.db.QueryContext(ctx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid`, word)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	gone, kept, other := msg(3, 0, 0), msg(1, time.Second, 0), msg(2, 2*time.Second, 0)
+	gone.Content, kept.Content, other.Content = "boiler broke", "boiler fixed", "boiler elsewhere"
+	other.ChannelID = 99 // a lower channel with a higher ID: the batch stores it first
+	edited := kept
+	edited.Content, edited.EditedAt = "kettle fixed", t0.Add(time.Minute).UnixMicro()
+	b := searchd.Batch{Messages: []searchd.Message{gone, kept, edited, other}, Deletes: []int64{3}}
+	if _, err := db.Apply(ctx, &b, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if boiler, kettle, fixed := find("boiler"), find("kettle"), find("fixed"); !slices.Equal(boiler, []int64{2}) ||
+		!slices.Equal(kettle, []int64{1}) || !slices.Equal(fixed, []int64{1}) {
+		t.Errorf("boiler finds %v (want [2]), kettle %v, fixed %v (want [1])", boiler, kettle, fixed)
 	}
 }

@@ -57,8 +57,11 @@ func BenchmarkLiveBatch(b *testing.B) {
 						return err
 					}
 					defer a.close()
-					_, err = a.apply(bt)
-					return err
+					res, err := a.apply(bt)
+					if err != nil {
+						return err
+					}
+					return a.logChanges(res.Changed())
 				})
 				if err != nil {
 					b.Fatal(err)
