@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -121,19 +120,37 @@ func Files(paths []string) (Listing, error) {
 // (chmod cannot, for root).
 var walkDir = filepath.WalkDir
 
-// Import imports each file in turn, oldest export first (ByExportTime), so
-// that where two exports hold the same message, the newer one's text and
-// names are what stays. A malformed file does not stop the others; its
-// error is in its result.
+// Import imports the files oldest export first (ByExportTime), so that
+// where two exports hold the same message, the newer one's text and names
+// are what stays. Files of different channels are read side by side and
+// written merged in time order (merge.go); two exports of one channel
+// never are, the older finishing first. A malformed file does not stop the
+// others; its error is in its result.
 func (im *Importer) Import(ctx context.Context, files []string) []FileResult {
-	var out []FileResult
-	for _, f := range ByExportTime(files) {
-		if ctx.Err() != nil {
-			out = append(out, FileResult{Path: f, Err: ctx.Err()})
+	ordered := ByExportTime(files)
+	out := make([]FileResult, len(ordered))
+	var group []*source
+	channels := map[int64]bool{}
+	run := func() {
+		im.run(ctx, group)
+		group = nil
+		clear(channels)
+	}
+	for i, path := range ordered {
+		s := im.open(ctx, path, &out[i])
+		if s == nil {
 			continue
 		}
-		out = append(out, im.ImportFile(ctx, f))
+		if len(group) == maxSideBySide || channels[s.x.Channel.ID] {
+			run() // before its state is read: the group may hold this very file
+		}
+		if !im.begin(ctx, s) {
+			continue
+		}
+		group = append(group, s)
+		channels[s.x.Channel.ID] = true
 	}
+	run()
 	return out
 }
 
@@ -141,161 +158,57 @@ func (im *Importer) Import(ctx context.Context, files []string) []FileResult {
 // progress, so a crash loses at most the batch being read, and a rerun
 // resumes after the last committed message. A finished file that has not
 // changed since is skipped.
-func (im *Importer) ImportFile(ctx context.Context, path string) (res FileResult) {
-	res.Path = path
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	cp := sqlite.Checkpoint{Path: abs, Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
-	prev, err := im.DB.ImportState(ctx, abs)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	var skip int64
-	if prev != nil && prev.Size == cp.Size && prev.MTime == cp.MTime {
-		if prev.Complete {
-			res.UnchangedFile = true
-			im.progress(path, cp.Size, cp.Size)
-			return res
-		}
-		skip = prev.MessagesDone // the file is as it was: resume
-		res.Resumed = skip
-	}
-	res.Err = im.read(ctx, f, &cp, skip, &res)
-	if errors.Is(res.Err, export.ErrNotExport) {
-		res.Err, res.NotExport = nil, true
-		im.progress(path, cp.Size, cp.Size)
-	}
-	if res.Err != nil {
-		res.Err = fmt.Errorf("%s: %w", path, res.Err)
+func (im *Importer) ImportFile(ctx context.Context, path string) FileResult {
+	var res FileResult
+	if s := im.open(ctx, path, &res); s != nil && im.begin(ctx, s) {
+		im.run(ctx, []*source{s})
 	}
 	return res
 }
 
-func (im *Importer) read(ctx context.Context, f *os.File, cp *sqlite.Checkpoint, skip int64, res *FileResult) error {
-	total := &res.BatchResult
-	x, err := export.NewReader(f)
+// open opens an export and reads its header. It returns nil when the
+// file's result is already final: an error, or not an export.
+func (im *Importer) open(ctx context.Context, path string, res *FileResult) *source {
+	res.Path = path
+	if err := ctx.Err(); err != nil {
+		res.Err = err
+		return nil
+	}
+	s := &source{res: res}
+	err := s.open(path)
+	if errors.Is(err, export.ErrNotExport) {
+		res.NotExport = true
+		im.progress(path, s.cp.Size, s.cp.Size)
+		return nil
+	}
 	if err != nil {
-		return err
+		res.Err = fmt.Errorf("%s: %w", path, err)
+		return nil
 	}
-	size := cp.Size
-	cp.Channel, cp.ExportedAt = x.Channel.ID, x.ExportedAt
-	if cp.ExportedAt == 0 {
-		cp.ExportedAt = cp.MTime / 1000 // an older exporter's file: its time (ByExportTime)
-	}
-	n := max(im.BatchSize, 1)
-	if im.BatchSize == 0 {
-		n = DefaultBatchSize
-	}
-	// The next batch is decoded while this one is written: decoding is
-	// about a seventh of an import's CPU, and the writer cannot share its
-	// work. Stopping (an error, or ctx) waits for the decoder, so the
-	// file is not read after read returns.
-	ctx, stop := context.WithCancel(ctx)
-	batches := make(chan decoded, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		decode(ctx, x, n, skip, batches)
-	}()
-	defer func() {
-		stop()
-		<-done
-	}()
-	for d := range batches {
-		if d.err != nil {
-			// Nothing of the half-read batch is written; what was
-			// committed before stays, and a rerun resumes from it.
-			return d.err
-		}
-		cp.MessagesDone, cp.Complete = d.read, d.end
-		r, err := im.DB.Apply(ctx, &d.batch, im.Rules, cp)
-		if err != nil {
-			return err
-		}
-		total.Add(r)
-		if d.end {
-			res.Read, res.Count = d.read, x.Count
-			im.progress(f.Name(), size, size)
-			return nil
-		}
-		im.progress(f.Name(), min(d.offset, size-1), size)
-	}
-	return ctx.Err() // stopped before it could say so
+	return s
 }
 
-// decoded is a batch of an export, or why reading it stopped.
-type decoded struct {
-	batch  searchd.Batch
-	read   int64 // messages decoded up to the batch's end, skipped included
-	offset int64 // bytes read up to the batch's end
-	end    bool  // the export's last batch (x.Count is then set)
-	err    error
-}
-
-// decode reads x's messages after the first skip into batches of n and
-// sends them; the last one it sends ends the export or carries the error
-// that stopped it (ctx's included).
-func decode(ctx context.Context, x *export.Reader, n int, skip int64, out chan<- decoded) {
-	defer close(out)
-	places := func() searchd.Batch {
-		b := searchd.Batch{Guilds: []searchd.Guild{x.Guild}}
-		if x.Parent != nil {
-			b.Channels = append(b.Channels, *x.Parent)
-		}
-		b.Channels = append(b.Channels, x.Channel)
-		return b
+// begin reads where an earlier import of the file stopped: it resumes
+// there if the file is as it was, and reports false (and closes it) when
+// the file was imported whole and has not changed, or on an error.
+func (im *Importer) begin(ctx context.Context, s *source) bool {
+	prev, err := im.DB.ImportState(ctx, s.cp.Path)
+	if err != nil {
+		s.res.Err = fmt.Errorf("%s: %w", s.res.Path, err)
+		s.f.Close()
+		return false
 	}
-	send := func(d decoded) bool {
-		select {
-		case out <- d:
-			return true
-		case <-ctx.Done():
+	if prev != nil && prev.Size == s.cp.Size && prev.MTime == s.cp.MTime {
+		if prev.Complete {
+			s.res.UnchangedFile = true
+			im.progress(s.res.Path, s.cp.Size, s.cp.Size)
+			s.f.Close()
 			return false
 		}
+		s.skip = prev.MessagesDone // the file is as it was: resume
+		s.res.Resumed = s.skip
 	}
-	batch := places()
-	var read int64
-	for {
-		if err := ctx.Err(); err != nil {
-			send(decoded{err: err})
-			return
-		}
-		m, err := x.Next()
-		if err != nil && !errors.Is(err, io.EOF) {
-			send(decoded{err: err})
-			return
-		}
-		end := errors.Is(err, io.EOF)
-		if !end {
-			read++
-			if read <= skip {
-				continue
-			}
-			batch.Messages = append(batch.Messages, m)
-			if len(batch.Messages) < n {
-				continue
-			}
-		}
-		if !send(decoded{batch: batch, read: read, offset: x.Offset(), end: end}) || end {
-			return
-		}
-		batch = places()
-	}
+	return true
 }
 
 func (im *Importer) progress(file string, read, size int64) {

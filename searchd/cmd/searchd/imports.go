@@ -170,19 +170,22 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// fileProgress adds up progress within files into one byte count.
+// fileProgress adds up progress within files into one byte count. Files
+// of different channels are read side by side (ingest.Import).
 type fileProgress struct {
 	*progress
-	done int64 // bytes of finished files
+	read map[string]int64 // bytes read, by file
+	sum  int64
 }
 
 // file records progress within one file; read == size means it ended.
 func (p *fileProgress) file(name string, read, size int64) {
-	at := p.done + read
-	if read >= size {
-		p.done += size
+	if p.read == nil {
+		p.read = map[string]int64{}
 	}
-	p.set(at)
+	p.sum += read - p.read[name]
+	p.read[name] = read
+	p.set(p.sum)
 }
 
 // peakRSS is the process's peak resident memory in bytes.
