@@ -28,6 +28,7 @@ import (
 
 	"dsearch/searchd/embed"
 	"dsearch/searchd/index"
+	"dsearch/searchd/internal/memlimit"
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
@@ -70,7 +71,11 @@ func main() {
 	channels := flag.String("channels", "", "restrict every timed search to these channel IDs (comma-separated)")
 	flag.Int64Var(&filter.Since, "since", 0, "restrict every timed search to messages at or after this time (µs)")
 	flag.Int64Var(&filter.Until, "until", 0, "restrict every timed search to messages at or before this time (µs)")
+	memLimit := flag.Int("memory-limit", 384, "soft limit of the Go heap in MiB, or a quarter above the live heap, as searchd serve sets it, when GOMEMLIMIT is not set (0: none)")
 	flag.Parse()
+	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		go memlimit.Follow(context.Background(), int64(*memLimit)<<20, 5*time.Second)
+	}
 	for _, f := range strings.FieldsFunc(*channels, func(r rune) bool { return r == ',' }) {
 		id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
 		if err != nil {

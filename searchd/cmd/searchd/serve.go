@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"dsearch/searchd/embed"
 	"dsearch/searchd/index"
+	"dsearch/searchd/internal/memlimit"
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/server"
@@ -26,16 +26,13 @@ func (m *Main) serveCmd() *ffcli.Command {
 	return command("serve", "[flags]", "serve the API on the private Unix socket", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.DurationVar(&grace, "shutdown-grace", 10*time.Second, "how long in-flight requests may finish at shutdown")
-			fs.IntVar(&memLimit, "memory-limit", 384, "soft limit of the Go heap in MiB, when GOMEMLIMIT is not set (0: none)")
+			fs.IntVar(&memLimit, "memory-limit", 384, "soft limit of the Go heap in MiB, or a quarter above the live heap when more, when GOMEMLIMIT is not set (0: none)")
 		},
 		func(ctx context.Context, _ []string) error {
 			if memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-				// The collector lets the heap grow to twice what is live
-				// (the keyword index and the matrix, about 200 MiB at
-				// 650,000 messages) before it runs; near this limit it
-				// runs sooner instead. The limit is soft: a larger live
-				// heap still works, with the collector busier.
-				debug.SetMemoryLimit(int64(memLimit) << 20)
+				ctx, stop := context.WithCancel(ctx)
+				defer stop()
+				go memlimit.Follow(ctx, int64(memLimit)<<20, 5*time.Second)
 			}
 			return m.serve(ctx, &cfg, grace)
 		})
