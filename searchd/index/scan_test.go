@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -199,5 +200,45 @@ func TestTopKSpread(t *testing.T) {
 	std := math.Sqrt(sq / float64(len(all)))
 	if len(top) != 2 || sp.N != len(all) || math.Abs(sp.Mean-mean) > 1e-4 || math.Abs(sp.Std-std) > 1e-4 {
 		t.Errorf("spread %+v (top %d), want n %d mean %.5f std %.5f", sp, len(top), len(all), mean, std)
+	}
+}
+
+// Scoring a few segments by their own rows finds what the scan finds
+// among them: the same top, scores and spread, windowed segments by their
+// best window, IDs without a vector passed over.
+func TestTopKSpreadAmongMatchesTheScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const dim = 32
+	m := NewMatrix(dim)
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for k := range v {
+			v[k] = r.Float32() - 0.5
+		}
+		return v
+	}
+	for id := int64(1); id <= 6000; id++ {
+		if id%10 == 0 {
+			m.UpsertWindows(id, []Window{{First: 0, Vector: vec()}, {First: 4, Vector: vec()}, {First: 9, Vector: vec()}})
+		} else {
+			m.Upsert(id, vec())
+		}
+	}
+	var ids []int64
+	allow := map[int64]bool{}
+	for id := int64(1); id <= 7000; id += 7 { // past 6000: no vector
+		ids = append(ids, id)
+		allow[id] = true
+	}
+	for _, k := range []int{1, 10, 40, 5000} {
+		q := vec()
+		want, wsp := m.TopKSpread(q, k, func(id int64) bool { return allow[id] })
+		got, gsp := m.TopKSpreadAmong(q, k, ids)
+		if !slices.Equal(got, want) {
+			t.Fatalf("k=%d: top differs:\n%v\n%v", k, got[:min(5, len(got))], want[:min(5, len(want))])
+		}
+		if gsp.N != wsp.N || math.Abs(gsp.Mean-wsp.Mean) > 1e-9 || math.Abs(gsp.Std-wsp.Std) > 1e-9 {
+			t.Errorf("k=%d: spread %+v, the scan's %+v", k, gsp, wsp)
+		}
 	}
 }

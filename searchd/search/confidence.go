@@ -418,9 +418,5 @@ func (q *query) reference(ctx context.Context) (map[int64]bool, bool, error) {
 // admits (nil: all), and the two most similar of them, for when the
 // scan's own were over fewer (a keyword filter).
 func (q *query) spreadOver(allow map[int64]bool) ([]index.Scored, index.Spread) {
-	var fn func(int64) bool
-	if allow != nil {
-		fn = func(id int64) bool { return allow[id] }
-	}
-	return q.svc.Matrix.TopKSpread(q.vec, 2, fn)
+	return q.topKSpread(allow, 2)
 }
