@@ -159,19 +159,22 @@ func TestQuantizedRecall(t *testing.T) {
 	}
 }
 
+// randomVec is a vector of uniform components around 0.
+func randomVec(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for k := range v {
+		v[k] = r.Float32() - 0.5
+	}
+	return v
+}
+
 // The spread is of every vector the scan considered (the allowed ones,
 // a windowed segment once, by its best window), whatever k is.
 func TestTopKSpread(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const dim = 16
 	m := NewMatrix(dim)
-	vec := func() []float32 {
-		v := make([]float32, dim)
-		for k := range v {
-			v[k] = r.Float32() - 0.5
-		}
-		return v
-	}
+	vec := func() []float32 { return randomVec(r, dim) }
 	for id := int64(1); id <= 5000; id++ {
 		m.Upsert(id, vec())
 	}
@@ -210,13 +213,7 @@ func TestTopKSpreadAmongMatchesTheScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const dim = 32
 	m := NewMatrix(dim)
-	vec := func() []float32 {
-		v := make([]float32, dim)
-		for k := range v {
-			v[k] = r.Float32() - 0.5
-		}
-		return v
-	}
+	vec := func() []float32 { return randomVec(r, dim) }
 	for id := int64(1); id <= 6000; id++ {
 		if id%10 == 0 {
 			m.UpsertWindows(id, []Window{{First: 0, Vector: vec()}, {First: 4, Vector: vec()}, {First: 9, Vector: vec()}})
