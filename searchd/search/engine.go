@@ -286,7 +286,33 @@ func (q *query) topKSpread(allow map[int64]bool, k int) ([]index.Scored, index.S
 		}
 		return m.TopKSpreadAmong(q.vec, k, ids)
 	}
-	return m.TopKSpread(q.vec, k, func(id int64) bool { return allow[id] })
+	return m.TopKSpread(q.vec, k, admits(allow))
+}
+
+// admits is allow as the scan asks it, a row at a time: a bitmap of the
+// IDs (segment IDs are SQLite row IDs, dense from 1) when they are not
+// too sparse for one, as a map look-up per row cost a tenth of a filtered
+// scan at 6.5 M messages.
+func admits(allow map[int64]bool) func(int64) bool {
+	var top int64
+	for id := range allow {
+		if id < 0 {
+			return func(id int64) bool { return allow[id] }
+		}
+		top = max(top, id)
+	}
+	if top/64 > int64(len(allow)) { // over 64 bits of bitmap an ID admitted
+		return func(id int64) bool { return allow[id] }
+	}
+	bits := make([]uint64, top/64+1)
+	for id, ok := range allow {
+		if ok {
+			bits[id/64] |= 1 << (id % 64)
+		}
+	}
+	return func(id int64) bool {
+		return id >= 0 && id/64 < int64(len(bits)) && bits[id/64]&(1<<(id%64)) != 0
+	}
 }
 
 // pipeline is the blog's search: author filter → A; keyword filter → B

@@ -50,3 +50,26 @@ func TestLexicalKeywordFallback(t *testing.T) {
 		}
 	})
 }
+
+// admits answers as the map it is made from, for the IDs in it, beside
+// it and past it, as a bitmap or (IDs too sparse, or negative) the map.
+func TestAdmitsIsTheMap(t *testing.T) {
+	for _, allow := range []map[int64]bool{
+		{1: true, 2: true, 63: true, 64: true, 65: true, 200: true, 7: false},
+		{5: true, 1 << 40: true}, // too sparse for a bitmap
+		{-3: true, 4: true},
+		{},
+	} {
+		in := admits(allow)
+		for id := int64(-70); id < 300; id++ {
+			if in(id) != allow[id] {
+				t.Errorf("%v: admits(%d) = %v", allow, id, in(id))
+			}
+		}
+		for _, id := range []int64{1 << 40, 1<<40 + 1, 1 << 62} {
+			if in(id) != allow[id] {
+				t.Errorf("%v: admits(%d) = %v", allow, id, in(id))
+			}
+		}
+	}
+}
