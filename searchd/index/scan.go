@@ -74,9 +74,7 @@ func (m *Matrix) TopKSpread(q []float32, k int, allow func(int64) bool) ([]Score
 		return nil, Spread{}
 	}
 	q8, qscale := quantize(q)
-	score := func(r int) float32 {
-		return float32(dot8(q8, m.data[r*m.dim:(r+1)*m.dim])) * qscale * m.scale[r]
-	}
+	score := func(r int) float32 { return m.score(q8, qscale, r) }
 	// A segment with several windows competes once, with its best.
 	best := map[int64]int{}
 	for id := range m.windowed {
@@ -152,13 +150,18 @@ func (m *Matrix) TopKSpreadAmong(q []float32, k int, ids []int64) ([]Scored, Spr
 		}
 		bs := float32(math.Inf(-1))
 		for _, r := range rows {
-			bs = max(bs, float32(dot8(q8, m.data[r*m.dim:(r+1)*m.dim]))*qscale*m.scale[r])
+			bs = max(bs, m.score(q8, qscale, r))
 		}
 		sp.add(bs)
 		t.offer(Scored{id, bs})
 	}
 	sp.finish()
 	return ranked(t.h, k), sp
+}
+
+// score is row r's similarity to a query quantized as q8 with qscale.
+func (m *Matrix) score(q8 []int8, qscale float32, r int) float32 {
+	return float32(dot8(q8, m.data[r*m.dim:(r+1)*m.dim])) * qscale * m.scale[r]
 }
 
 // ranked sorts scores best first and keeps k.
@@ -186,8 +189,7 @@ func (m *Matrix) WindowScores(q []float32, id int64) []WindowScore {
 	q8, qscale := quantize(q)
 	var out []WindowScore
 	for _, r := range m.rows[id] {
-		d := dot8(q8, m.data[r*m.dim:(r+1)*m.dim])
-		out = append(out, WindowScore{int(m.first[r]), float32(d) * qscale * m.scale[r]})
+		out = append(out, WindowScore{int(m.first[r]), m.score(q8, qscale, r)})
 	}
 	return out
 }

@@ -41,33 +41,16 @@ type Checkpoint struct {
 // once the batch is durable. Texts
 // over the limits of shared/api are cut first, in b (searchd.Batch.Bound).
 func (db *DB) Apply(ctx context.Context, b *searchd.Batch, rules segment.Rules, cp *Checkpoint) (searchd.BatchResult, error) {
+	level := "FULL" // acknowledged to a client: durable (write)
 	if cp != nil {
-		res, err := db.ApplyImport(ctx, []Part{{Batch: b, Checkpoint: cp}}, rules)
-		return res[0], err
+		level = "NORMAL" // an import: it resumes from the last checkpoint on disk (writeBulk)
 	}
-	truncated := b.Bound() // every way in passes here: nothing stored grows without bound
-	var res searchd.BatchResult
-	err := db.writeCarrying(ctx, "FULL", true, func(tx *sql.Tx, c *carried) (*carried, error) { // acknowledged to a client: durable
-		a, err := newApplier(ctx, db, tx, rules, db.now().UnixMicro())
-		if err != nil {
-			return nil, err
-		}
-		defer a.close()
-		a.resume(c)
-		if res, err = a.apply(b); err != nil {
-			return nil, err
-		}
-		if err := a.logChanges(res.Changed()); err != nil {
-			return nil, err
-		}
-		return a.leave(), nil
-	})
-	res.Truncated = truncated
-	return res, err
+	res, err := db.applyParts(ctx, level, []Part{{Batch: b, Checkpoint: cp}}, rules)
+	return res[0], err
 }
 
 // Part is one export's share of an import's transaction: its messages
-// and its progress.
+// and its progress (nil: a live batch).
 type Part struct {
 	Batch      *searchd.Batch
 	Checkpoint *Checkpoint
@@ -81,12 +64,16 @@ type Part struct {
 // channels'. The commit is not synced (writeBulk): an import resumes from
 // the last checkpoint on disk. It returns each part's result.
 func (db *DB) ApplyImport(ctx context.Context, parts []Part, rules segment.Rules) ([]searchd.BatchResult, error) {
+	return db.applyParts(ctx, "NORMAL", parts, rules)
+}
+
+func (db *DB) applyParts(ctx context.Context, level string, parts []Part, rules segment.Rules) ([]searchd.BatchResult, error) {
 	truncated := make([]int, len(parts))
 	for i, p := range parts {
 		truncated[i] = p.Batch.Bound() // every way in passes here: nothing stored grows without bound
 	}
 	res := make([]searchd.BatchResult, len(parts))
-	err := db.writeCarrying(ctx, "NORMAL", true, func(tx *sql.Tx, c *carried) (*carried, error) {
+	err := db.writeCarrying(ctx, level, true, func(tx *sql.Tx, c *carried) (*carried, error) {
 		clear(res)
 		a, err := newApplier(ctx, db, tx, rules, db.now().UnixMicro())
 		if err != nil {
@@ -96,26 +83,20 @@ func (db *DB) ApplyImport(ctx context.Context, parts []Part, rules segment.Rules
 		a.resume(c)
 		changed := false
 		for i, p := range parts {
+			a.older = false
 			if err := a.exportEvidence(p.Checkpoint); err != nil {
 				return nil, err
 			}
 			if res[i], err = a.apply(p.Batch); err != nil {
 				return nil, err
 			}
-			a.older = false
 			changed = changed || res[i].Changed()
 		}
 		if err := a.logChanges(changed); err != nil {
 			return nil, err
 		}
 		for _, p := range parts {
-			cp := p.Checkpoint
-			_, err = a.exec(`INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?)
-				ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
-					messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at`,
-				cp.Path, cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
-			if err != nil {
+			if err := a.saveCheckpoint(p.Checkpoint); err != nil {
 				return nil, err
 			}
 		}
@@ -125,6 +106,19 @@ func (db *DB) ApplyImport(ctx context.Context, parts []Part, rules segment.Rules
 		res[i].Truncated = truncated[i]
 	}
 	return res, err
+}
+
+// saveCheckpoint records an export's progress, if cp is one.
+func (a *applier) saveCheckpoint(cp *Checkpoint) error {
+	if cp == nil {
+		return nil
+	}
+	_, err := a.exec(`INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
+			messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at`,
+		cp.Path, cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
+	return err
 }
 
 // exportEvidence compares an import's export time with the newest one
@@ -324,11 +318,12 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	return res, a.flush()
 }
 
-// logChanges writes what the transaction's batches changed to the logs
-// the daemon follows, and marks the index changed. Once a transaction:
-// its first statement with a statement journal (the log's insert) makes
-// FTS5 write out the keywords it holds in memory as a new segment of its
-// index, and more segments cost more merging.
+// logChanges adds the queued keywords and writes what the transaction's
+// batches changed to the logs the daemon follows, and marks the index
+// changed. Once a transaction, not a part: a statement with a statement
+// journal (the logs' inserts) also makes FTS5 write what it holds in
+// memory out as a new segment of its index, and every segment costs
+// merging later.
 func (a *applier) logChanges(changed bool) error {
 	if err := a.indexQueued(); err != nil {
 		return err
