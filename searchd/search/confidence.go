@@ -405,7 +405,7 @@ func koreanQuestionWord(w string) bool {
 // question naming a person or a date searches a few conversations; its
 // answer stands out from all of those channels'). Channels only: the
 // caller's channels are the ones it may read.
-func (q *query) reference(ctx context.Context) (map[int64]bool, bool, error) {
+func (q *query) reference(ctx context.Context) (*segmentSet, bool, error) {
 	f := q.Filter
 	if len(f.Authors) == 0 && f.Since == 0 && f.Until == 0 {
 		return q.searched, q.narrowed, nil
@@ -417,6 +417,6 @@ func (q *query) reference(ctx context.Context) (map[int64]bool, bool, error) {
 // spreadOver is the query's similarity spread over the segments allow
 // admits (nil: all), and the two most similar of them, for when the
 // scan's own were over fewer (a keyword filter).
-func (q *query) spreadOver(allow map[int64]bool) ([]index.Scored, index.Spread) {
+func (q *query) spreadOver(allow *segmentSet) ([]index.Scored, index.Spread) {
 	return q.topKSpread(allow, 2)
 }

@@ -157,7 +157,7 @@ type query struct {
 	// the query's similarity over searched: what a confident result
 	// stands out from (confidence.go), leaders the two most similar of
 	// searched. content caches contentTerms.
-	searched map[int64]bool
+	searched *segmentSet
 	narrowed bool
 	spread   index.Spread
 	leaders  []index.Scored
@@ -191,7 +191,7 @@ func (s *Service) Reading(text string) float64 {
 
 // allowed returns the segments the filters (and, if with, the keywords)
 // admit; nil admits all.
-func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool, bool, error) {
+func (q *query) allowed(ctx context.Context, withKeywords bool) (*segmentSet, bool, error) {
 	a, err := q.svc.segmentsMatching(ctx, q.version, q.Filter)
 	q.searched = a
 	if err != nil || !withKeywords {
@@ -205,7 +205,7 @@ func (q *query) allowed(ctx context.Context, withKeywords bool) (map[int64]bool,
 	if err != nil {
 		return nil, false, err
 	}
-	if len(b) == 0 {
+	if b.len() == 0 {
 		return a, true, nil // no segment has the keywords: search without them
 	}
 	q.narrowed = true
@@ -227,8 +227,8 @@ func (q *query) semantic(ctx context.Context, k int) ([]Result, error) {
 // since it was embedded would still rank by the old text: each top
 // segment is checked against the store, and a stale one leaves the
 // matrix at once (the job adds it back when it is embedded again).
-func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result, error) {
-	if allow != nil && len(allow) == 0 {
+func (q *query) scan(ctx context.Context, allow *segmentSet, k int) ([]Result, error) {
+	if allow != nil && allow.len() == 0 {
 		return nil, nil
 	}
 	var top []index.Scored
@@ -273,46 +273,16 @@ func (q *query) scan(ctx context.Context, allow map[int64]bool, k int) ([]Result
 // topKSpread is the matrix's top k among the segments allow admits (nil:
 // all), and their spread. A filter that admits under an eighth of the
 // matrix has its segments scored by their own rows; a scan reads every
-// row (292 MB at 6.5 M messages) and looks each up in allow.
-func (q *query) topKSpread(allow map[int64]bool, k int) ([]index.Scored, index.Spread) {
+// row (292 MB at 6.5 M messages) and asks allow of each.
+func (q *query) topKSpread(allow *segmentSet, k int) ([]index.Scored, index.Spread) {
 	m := q.svc.Matrix
 	if allow == nil {
 		return m.TopKSpread(q.vec, k, nil)
 	}
-	if len(allow) < m.Len()/8 {
-		ids := make([]int64, 0, len(allow))
-		for id := range allow {
-			ids = append(ids, id)
-		}
-		return m.TopKSpreadAmong(q.vec, k, ids)
+	if allow.len() < m.Len()/8 {
+		return m.TopKSpreadAmong(q.vec, k, allow.ids())
 	}
-	return m.TopKSpread(q.vec, k, admits(allow))
-}
-
-// admits is allow as the scan asks it, a row at a time: a bitmap of the
-// IDs (segment IDs are SQLite row IDs, dense from 1) when they are not
-// too sparse for one, as a map look-up per row cost a tenth of a filtered
-// scan at 6.5 M messages.
-func admits(allow map[int64]bool) func(int64) bool {
-	var top int64
-	for id := range allow {
-		if id < 0 {
-			return func(id int64) bool { return allow[id] }
-		}
-		top = max(top, id)
-	}
-	if top/64 > int64(len(allow)) { // over 64 bits of bitmap an ID admitted
-		return func(id int64) bool { return allow[id] }
-	}
-	bits := make([]uint64, top/64+1)
-	for id, ok := range allow {
-		if ok {
-			bits[id/64] |= 1 << (id % 64)
-		}
-	}
-	return func(id int64) bool {
-		return id >= 0 && id/64 < int64(len(bits)) && bits[id/64]&(1<<(id%64)) != 0
-	}
+	return m.TopKSpread(q.vec, k, allow.has)
 }
 
 // pipeline is the blog's search: author filter → A; keyword filter → B
@@ -364,8 +334,8 @@ func (q *query) pipeline(ctx context.Context, resp *Response) ([]Result, error) 
 // addUnembedded adds the keyword-matched segments that have no vector
 // (too little text to embed: segment.Text), so that a short conversation
 // holding the exact word still ranks, by its messages alone.
-func (q *query) addUnembedded(results []Result, allow map[int64]bool) []Result {
-	if len(allow) > q.svc.Config.Pool {
+func (q *query) addUnembedded(results []Result, allow *segmentSet) []Result {
+	if allow == nil || allow.len() > q.svc.Config.Pool {
 		return results
 	}
 	have := map[int64]bool{}
@@ -373,7 +343,7 @@ func (q *query) addUnembedded(results []Result, allow map[int64]bool) []Result {
 		have[r.SegmentID] = true
 	}
 	var ids []int64
-	for id := range allow {
+	for _, id := range allow.ids() {
 		if !have[id] && q.svc.Matrix.Vector(id) == nil {
 			ids = append(ids, id)
 		}

@@ -11,9 +11,9 @@ import (
 	"dsearch/searchd/sqlite"
 )
 
-// maxCachedSegments bounds the segment IDs the filter cache holds in all
-// (about 40 bytes each in a map: 10 MB at most).
-const maxCachedSegments = 1 << 18
+// maxCachedBytes bounds what the filter cache holds in all: 160 answers
+// of every segment at 6.5 M messages (segmentSet).
+const maxCachedBytes = 16 << 20
 
 // filterCache remembers, for one index version, the segments a filter
 // (and keyword expression) admits. Computing them joins every matching
@@ -31,13 +31,12 @@ type filterCache struct {
 
 type filterEntry struct {
 	done chan struct{} // closed when segs and err are set
-	segs map[int64]bool
+	segs *segmentSet
 	err  error
 }
 
 // segmentsMatching are the segments holding a message that f admits,
-// through the cache; nil admits all. The map is shared: callers must not
-// change it.
+// through the cache; nil admits all.
 //
 // A filter by channels alone is SQLite's: a segment lies in one channel,
 // so the segments table answers in milliseconds. An author or a time
@@ -48,8 +47,8 @@ type filterEntry struct {
 // index's messages and the memberships. Either way a message counts when
 // it was said (spoken: Discord's notices are not an author's words), as
 // in keyword search; SQLite counts notices too, only while memory loads.
-func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.Filter) (map[int64]bool, error) {
-	return s.cachedSegments(ctx, version, "", f, func() (map[int64]bool, error) {
+func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.Filter) (*segmentSet, error) {
+	return s.cachedSegments(ctx, version, "", f, func() (*segmentSet, error) {
 		if len(f.Authors) > 0 || f.Since != 0 || f.Until != 0 {
 			idx, members, lf, err := s.inMemory(ctx, f)
 			if err != nil {
@@ -59,16 +58,16 @@ func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.
 				return segmentsOf(members, idx.Admitted(lf, nil)), nil
 			}
 		}
-		return s.DB.SegmentsMatching(ctx, "", f)
+		return s.sqlSegments(ctx, "", f)
 	})
 }
 
 // keywordSegments are the segments holding a message that passes f and
 // holds one of the keyword alternatives (keywordAlternatives), through
-// the cache. The map is shared.
-func (s *Service) keywordSegments(ctx context.Context, version int64, alts [][]lexical.Term, f sqlite.Filter) (map[int64]bool, error) {
+// the cache.
+func (s *Service) keywordSegments(ctx context.Context, version int64, alts [][]lexical.Term, f sqlite.Filter) (*segmentSet, error) {
 	expr := alternativesExpr(alts)
-	return s.cachedSegments(ctx, version, expr, f, func() (map[int64]bool, error) {
+	return s.cachedSegments(ctx, version, expr, f, func() (*segmentSet, error) {
 		return s.findKeywordSegments(ctx, alts, f)
 	})
 }
@@ -79,20 +78,36 @@ func (s *Service) keywordSegments(ctx context.Context, version int64, alts [][]l
 // they are loaded, else from SQLite. SQLite looks up each message's
 // segment at about 5 µs: 40 ms for a common word at 650,000 messages,
 // seconds at 6.5 M; the memberships are a walk of two sorted lists.
-func (s *Service) findKeywordSegments(ctx context.Context, alts [][]lexical.Term, f sqlite.Filter) (map[int64]bool, error) {
+func (s *Service) findKeywordSegments(ctx context.Context, alts [][]lexical.Term, f sqlite.Filter) (*segmentSet, error) {
 	if !lexical.Supports(lexical.Query{Required: alts}) {
-		return s.DB.SegmentsMatching(ctx, alternativesExpr(alts), f)
+		return s.sqlSegments(ctx, alternativesExpr(alts), f)
 	}
 	idx, members, lf, err := s.inMemory(ctx, f)
 	switch {
 	case err != nil:
 		return nil, err
 	case idx == nil: // loading
-		return s.DB.SegmentsMatching(ctx, alternativesExpr(alts), f)
+		return s.sqlSegments(ctx, alternativesExpr(alts), f)
 	case members == nil: // (re)loading
-		return s.DB.SegmentsOfMessages(ctx, idx.Holding(alts, lf, nil), sqlite.Filter{})
+		segs, err := s.DB.SegmentsOfMessages(ctx, idx.Holding(alts, lf, nil), sqlite.Filter{})
+		if err != nil {
+			return nil, err
+		}
+		return newSegmentSet(segs), nil
 	}
 	return segmentsOf(members, idx.Holding(alts, lf, nil)), nil
+}
+
+// sqlSegments are SQLite's segments for expr and f; nil admits all.
+func (s *Service) sqlSegments(ctx context.Context, expr string, f sqlite.Filter) (*segmentSet, error) {
+	if expr == "" && f.Empty() {
+		return nil, nil
+	}
+	ids, err := s.DB.SegmentsMatching(ctx, expr, f)
+	if err != nil {
+		return nil, err
+	}
+	return segmentSetOf(ids), nil
 }
 
 // inMemory returns the keyword index and the memberships, each nil while
@@ -123,17 +138,17 @@ func (s *Service) inMemory(ctx context.Context, f sqlite.Filter) (*lexical.Index
 }
 
 // segmentsOf maps messages to their segments through the memberships.
-func segmentsOf(members *index.MembershipReader, ids []int64) map[int64]bool {
+func segmentsOf(members *index.MembershipReader, ids []int64) *segmentSet {
 	slices.Sort(ids) // mostly sorted already: the index holds messages as stored
 	ids = slices.Compact(ids)
 	segs := make(map[int64]bool, len(ids))
 	members.Segments(ids, segs)
-	return segs
+	return newSegmentSet(segs)
 }
 
 // cachedSegments returns the cache's segments for expr and f at version,
 // computing them with compute when it has none.
-func (s *Service) cachedSegments(ctx context.Context, version int64, expr string, f sqlite.Filter, compute func() (map[int64]bool, error)) (map[int64]bool, error) {
+func (s *Service) cachedSegments(ctx context.Context, version int64, expr string, f sqlite.Filter, compute func() (*segmentSet, error)) (*segmentSet, error) {
 	if expr == "" && f.Empty() {
 		return nil, nil
 	}
@@ -164,12 +179,12 @@ func (s *Service) cachedSegments(ctx context.Context, version int64, expr string
 	e.segs, e.err = compute()
 	close(e.done)
 	c.mu.Lock()
-	if e.err != nil || c.size+len(e.segs) > maxCachedSegments {
+	if e.err != nil || c.size+e.segs.bytes() > maxCachedBytes {
 		if c.entries[key] == e {
 			delete(c.entries, key)
 		}
 	} else if c.entries[key] == e {
-		c.size += len(e.segs)
+		c.size += e.segs.bytes()
 	}
 	c.mu.Unlock()
 	return e.segs, e.err

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,25 +52,56 @@ func TestLexicalKeywordFallback(t *testing.T) {
 	})
 }
 
-// admits answers as the map it is made from, for the IDs in it, beside
-// it and past it, as a bitmap or (IDs too sparse, or negative) the map.
-func TestAdmitsIsTheMap(t *testing.T) {
+// A segmentSet answers as the map it is made from, for the IDs in it,
+// beside it and past it, as a bitmap or (IDs too sparse, or negative)
+// the map, and lists and counts them.
+func TestSegmentSetIsTheMap(t *testing.T) {
 	for _, allow := range []map[int64]bool{
 		{1: true, 2: true, 63: true, 64: true, 65: true, 200: true, 7: false},
-		{5: true, 1 << 40: true}, // too sparse for a bitmap
+		{5: true, 1 << 40: true, 6: false}, // too sparse for a bitmap
 		{-3: true, 4: true},
 		{},
 	} {
-		in := admits(allow)
-		for id := int64(-70); id < 300; id++ {
-			if in(id) != allow[id] {
-				t.Errorf("%v: admits(%d) = %v", allow, id, in(id))
+		var want []int64
+		for id, in := range allow {
+			if in {
+				want = append(want, id)
 			}
 		}
-		for _, id := range []int64{1 << 40, 1<<40 + 1, 1 << 62} {
-			if in(id) != allow[id] {
-				t.Errorf("%v: admits(%d) = %v", allow, id, in(id))
-			}
+		slices.Sort(want)
+		for _, set := range []*segmentSet{newSegmentSet(allow), segmentSetOf(want), segmentSetOf(append(want, want...))} {
+			checkSegmentSet(t, set, allow, want)
 		}
 	}
+}
+
+func checkSegmentSet(t *testing.T, set *segmentSet, allow map[int64]bool, want []int64) {
+	t.Helper()
+	asked := []int64{1 << 40, 1<<40 + 1, 1 << 62} // past the bitmap
+	for id := int64(-70); id < 300; id++ {
+		asked = append(asked, id)
+	}
+	for _, id := range asked {
+		if set.has(id) != allow[id] {
+			t.Errorf("%v: has(%d) = %v", allow, id, set.has(id))
+		}
+	}
+	if got := set.ids(); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+		t.Errorf("%v: ids %v, want %v", allow, got, want)
+	}
+	if set.len() != len(want) {
+		t.Errorf("%v: len %d, want %d", allow, set.len(), len(want))
+	}
+}
+
+// setMap is s as a map; nil (every segment) stays nil.
+func setMap(s *segmentSet) map[int64]bool {
+	if s == nil {
+		return nil
+	}
+	m := map[int64]bool{}
+	for _, id := range s.ids() {
+		m[id] = true
+	}
+	return m
 }

@@ -50,10 +50,11 @@ func sameKeywordSegments(t *testing.T, s *Service, alts [][]lexical.Term, f sqli
 	if r, err := s.Memberships.Current(ctx); err != nil || r == nil {
 		t.Fatalf("the memberships are not loaded (%v): nothing in memory to compare", err)
 	}
-	got, err := s.findKeywordSegments(ctx, alts, f)
+	set, err := s.findKeywordSegments(ctx, alts, f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := setMap(set)
 	idx, err := s.Keywords.Current(ctx)
 	if err != nil || idx == nil {
 		t.Fatalf("the keyword index is not loaded (%v)", err)
@@ -67,14 +68,14 @@ func sameKeywordSegments(t *testing.T, s *Service, alts [][]lexical.Term, f sqli
 	}
 	// While the memberships load, SQLite maps the index's messages.
 	loading := &Service{DB: s.DB, Config: s.Config, Keywords: s.Keywords}
-	if meanwhile, err := loading.findKeywordSegments(ctx, alts, f); err != nil || !maps.Equal(meanwhile, want) {
-		t.Errorf("%v %+v: without the memberships %d segments (%v), SQLite %d", alts, f, len(meanwhile), err, len(want))
+	if meanwhile, err := loading.findKeywordSegments(ctx, alts, f); err != nil || !maps.Equal(setMap(meanwhile), want) {
+		t.Errorf("%v %+v: without the memberships %d segments (%v), SQLite %d", alts, f, len(setMap(meanwhile)), err, len(want))
 	}
 	fts, err := s.DB.SegmentsMatching(ctx, alternativesExpr(alts), f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id := range fts {
+	for _, id := range fts {
 		if !got[id] {
 			t.Errorf("%v %+v: FTS5 finds segment %d, memory does not", alts, f, id)
 		}
@@ -323,10 +324,11 @@ func TestKeywordSegmentsHonourFilters(t *testing.T) {
 		for _, id := range c.want {
 			want[segs[id]] = true
 		}
-		got, err := s.findKeywordSegments(ctx, game, c.f)
+		set, err := s.findKeywordSegments(ctx, game, c.f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := setMap(set)
 		if !maps.Equal(got, want) {
 			t.Errorf("%+v: segments %v, want those of messages %v: %v", c.f, slices.Sorted(maps.Keys(got)), c.want, slices.Sorted(maps.Keys(want)))
 		}
@@ -340,7 +342,7 @@ func TestKeywordSegmentsHonourFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 		for id := range want {
-			if plain != nil && !plain[id] {
+			if plain != nil && !plain.has(id) {
 				t.Errorf("%+v: the filter alone does not admit segment %d", c.f, id)
 			}
 		}
@@ -359,14 +361,16 @@ func sameFilterSegments(t *testing.T, s *Service, f sqlite.Filter) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.segmentsMatching(ctx, version, f)
+	set, err := s.segmentsMatching(ctx, version, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sql, err := s.DB.SegmentsMatching(ctx, "", f)
+	got := setMap(set)
+	list, err := s.DB.SegmentsMatching(ctx, "", f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sql := setMap(segmentSetOf(list))
 	for id := range got {
 		if !sql[id] {
 			t.Errorf("%+v: memory admits segment %d, SQLite's filter does not", f, id)

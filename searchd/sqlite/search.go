@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -146,31 +147,64 @@ func (db *DB) lexical(ctx context.Context, q string, args ...any) ([]LexicalHit,
 // SegmentsMatching returns the segments holding a message that passes f
 // (and, if expr is not empty, matches it). nil means "every segment"
 // (no restriction at all).
-func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) (map[int64]bool, error) {
+func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) ([]int64, error) {
 	if expr == "" && f.Empty() {
 		return nil, nil
 	}
 	where, args := f.where()
-	q := `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE 1=1` + where
+	q := `SELECT DISTINCT ms.segment_id AS v FROM messages m JOIN message_segments ms ON ms.message_id = m.id WHERE 1=1` + where
 	switch {
 	case expr == "" && len(f.Channels) > 0 && len(f.Authors) == 0 && f.Since == 0 && f.Until == 0:
 		// A segment lies in one channel: its channel answers without a
 		// look at each message (80,000 in a busy channel: a third of a
 		// second, where this takes a few milliseconds).
 		list := marks(len(f.Channels))
-		q = `SELECT id FROM segments WHERE channel_id IN (` + list + `) OR channel_id IN (SELECT id FROM channels WHERE parent_id IN (` +
+		q = `SELECT id AS v FROM segments WHERE channel_id IN (` + list + `) OR channel_id IN (SELECT id FROM channels WHERE parent_id IN (` +
 			list + `) AND kind <> 'GuildPrivateThread')`
 	case expr != "" && f.Empty():
-		q = `SELECT DISTINCT ms.segment_id FROM message_segments ms
+		q = `SELECT DISTINCT ms.segment_id AS v FROM message_segments ms
 			WHERE ms.message_id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`
 		args = []any{expr}
 	case expr != "":
-		q = `SELECT DISTINCT ms.segment_id FROM messages m JOIN message_segments ms ON ms.message_id = m.id
+		q = `SELECT DISTINCT ms.segment_id AS v FROM messages m JOIN message_segments ms ON ms.message_id = m.id
 			WHERE m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)` + where
 		args = append([]any{expr}, args...)
 	}
-	out := map[int64]bool{}
-	return out, addIDs(ctx, db.db, out, q, args...)
+	return listIDs(ctx, db.db, q, args...)
+}
+
+// listIDs runs query, of one integer column named v, and returns its
+// values. SQLite joins them into one text: reading them a row at a time
+// through database/sql took three times as long (a member's readable
+// channels at 6.5 M messages, 750,000 segments: 0.6 s against 0.2 s).
+func listIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+	var list sql.NullString
+	rows, err := q.QueryContext(ctx, "SELECT group_concat(v) FROM ("+query+")", args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		if err := rows.Scan(&list); err != nil {
+			rows.Close()
+			return nil, err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, strings.Count(list.String, ",")+1)
+	for f := range strings.SplitSeq(list.String, ",") {
+		if f == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading IDs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }
 
 // SegmentsOfMessages returns the segments holding one of the messages
