@@ -83,8 +83,9 @@ type Job struct {
 
 // Status is what the job has done since it started.
 type Status struct {
-	Phase                    string // segments, messages, idle, waiting (another process embeds)
+	Phase                    string // pooling, messages, segments, idle, waiting (another process embeds)
 	SegmentsDone             int64  // embedded (or found too short) by this job
+	SegmentsPooled           int64  // given a provisional vector by this job
 	MessagesDone             int64
 	InferenceTime, BusyTime  time.Duration
 	SegmentsPerSec, MsgsPerS float64 // over the job's busy time
@@ -106,8 +107,14 @@ func (j *Job) Status() Status {
 		s.SegmentsPerSec = float64(s.SegmentsDone) / secs
 		s.MsgsPerS = float64(s.MessagesDone) / secs
 	}
-	if s.SegmentsPerSec > 0 {
-		s.ETA += time.Duration(float64(s.SegmentsLeft) / s.SegmentsPerSec * float64(time.Second))
+	rate := s.SegmentsPerSec
+	if rate == 0 && s.BusyTime > 0 {
+		// Until the pass over texts has a rate of its own: it reads
+		// about the tokens the pooling pass embedded, at its rate.
+		rate = float64(s.SegmentsPooled) / s.BusyTime.Seconds()
+	}
+	if rate > 0 {
+		s.ETA += time.Duration(float64(s.SegmentsLeft) / rate * float64(time.Second))
 	}
 	if s.MsgsPerS > 0 {
 		s.ETA += time.Duration(float64(s.MessagesLeft) / s.MsgsPerS * float64(time.Second))
@@ -225,12 +232,20 @@ func (j *Job) RunOnce(ctx context.Context) error {
 		defer func() { lost(nil); <-kept }()
 	}
 	j.pass = pass{start: time.Now()}
+	// Three passes: the segments without a vector get the mean of their
+	// messages' vectors first, so that search by meaning covers a new
+	// history in the time its messages take (about 40 % of the whole);
+	// then the messages no segment's text holds; then every segment's
+	// text replaces its provisional vector.
 	err := j.checkMessageEmbedder()
-	if err == nil {
-		err = j.segments(ctx)
+	if err == nil && !j.SegmentsOnly {
+		err = j.segments(ctx, true)
 	}
 	if err == nil && !j.SegmentsOnly {
 		err = j.messages(ctx)
+	}
+	if err == nil {
+		err = j.segments(ctx, false)
 	}
 	if err == nil && j.Matrix != nil {
 		err = j.syncMatrix(ctx)
@@ -310,6 +325,7 @@ type pass struct {
 	start, logged  time.Time
 	counted, loud  bool
 	segsAt, msgsAt int64 // the job's totals when the pass started
+	pooledAt       int64
 	segsOf, msgsOf int64 // what the pass found to do
 }
 
@@ -326,7 +342,7 @@ func (j *Job) begin(ctx context.Context) error {
 		return err
 	}
 	st := j.Status()
-	p.segsAt, p.msgsAt = st.SegmentsDone, st.MessagesDone
+	p.segsAt, p.msgsAt, p.pooledAt = st.SegmentsDone, st.MessagesDone, st.SegmentsPooled
 	p.segsOf, p.msgsOf = c.Segments-c.SegmentsDone, c.Messages-c.MessagesDone
 	from := j.LogFrom
 	if from == 0 {
@@ -359,7 +375,7 @@ func (j *Job) progress(phase string) {
 	p.logged = time.Now()
 	st := j.Status()
 	j.Log.Info("embedding", "phase", phase,
-		"segments_done", st.SegmentsDone-p.segsAt, "segments_left", st.SegmentsLeft,
+		"segments_pooled", st.SegmentsPooled-p.pooledAt, "segments_done", st.SegmentsDone-p.segsAt, "segments_left", st.SegmentsLeft,
 		"messages_done", st.MessagesDone-p.msgsAt, "messages_left", st.MessagesLeft,
 		"segments_per_s", round1(st.SegmentsPerSec), "messages_per_s", round1(st.MsgsPerS), "eta", st.ETA.Round(time.Second))
 }
@@ -381,15 +397,23 @@ func (j *Job) passDone(err error) {
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 
-func (j *Job) segments(ctx context.Context) error {
+// segments embeds the pending segments' texts: in the first pass (pooled)
+// only those without a current vector, each given the mean of its
+// messages' vectors (pool), and in the second every segment whose vector
+// is missing, stale, provisional or without its windows, from its text.
+func (j *Job) segments(ctx context.Context, pooled bool) error {
 	batch := j.SegmentBatch
 	if batch <= 0 {
 		batch = 128
 	}
+	phase := "segments"
+	if pooled {
+		phase = "pooling"
+	}
 	var after int64
 	for {
 		start := time.Now()
-		pending, err := j.DB.PendingSegments(ctx, after, batch, segment.MaxTextMessages)
+		pending, err := j.DB.PendingSegments(ctx, after, batch, segment.MaxTextMessages, pooled)
 		if err != nil || len(pending) == 0 {
 			return err
 		}
@@ -397,36 +421,21 @@ func (j *Job) segments(ctx context.Context) error {
 			return err
 		}
 		after = pending[len(pending)-1].ID
-		vs := make([]sqlite.SegmentVector, len(pending))
-		var texts []string
-		var set []func([]float32) // where each text's vector goes
-		embedded := make([]bool, len(pending))
-		for i, p := range pending {
-			vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision, WindowsOnly: p.WindowsOnly}
-			if p.WindowsOnly {
-				embedded[i] = true // its first window is stored
-			} else if t := segment.Text(p.Contents); t != "" {
-				texts = append(texts, t)
-				set = append(set, func(v []float32) { vs[i].Vector = v })
-				embedded[i] = true
-			}
-		}
-		windows, err := j.windows(pending)
+		vs, passages, err := j.passages(pending)
 		if err != nil {
 			return err
 		}
-		for i, ws := range windows {
-			if !embedded[i] {
-				continue
+		var infer time.Duration
+		var messages int
+		if pooled {
+			vs, infer, messages, err = j.pool(ctx, vs, passages)
+		} else {
+			texts := make([]string, len(passages))
+			for k, p := range passages {
+				texts[k] = p.text
 			}
-			vs[i].Windows = make([]sqlite.Window, len(ws))
-			for k, w := range ws {
-				vs[i].Windows[k].First = w.First
-				texts = append(texts, w.Text)
-				set = append(set, func(v []float32) { vs[i].Windows[k].Vector = v })
-			}
+			infer, err = embedWith(ctx, j.Embedder, texts, func(k int, v []float32) { passages[k].set(v) })
 		}
-		infer, err := embedWith(ctx, j.Embedder, texts, func(k int, v []float32) { set[k](v) })
 		if err != nil {
 			return err
 		}
@@ -451,25 +460,84 @@ func (j *Job) segments(ctx context.Context) error {
 			}
 		}
 		j.update(func(s *Status) {
-			s.Phase = "segments"
-			s.SegmentsDone += int64(len(saved))
+			s.Phase = phase
+			if pooled {
+				s.SegmentsPooled += int64(len(saved))
+			} else {
+				s.SegmentsDone += int64(len(saved))
+			}
+			s.MessagesDone += int64(messages)
 			s.InferenceTime += infer
 			s.BusyTime += time.Since(start)
 			j.pass.left(s)
 		})
-		j.progress("segments")
+		j.progress(phase)
 		if err := j.renew(ctx); err != nil {
 			return err
 		}
 	}
 }
 
-// windows are each pending segment's windows after the first, when the
+// A passage is a text the segment passes embed: a segment's text (its
+// first window) or a further window, made of its messages.
+type passage struct {
+	text   string
+	parts  []string // the cleaned messages text joins
+	ids    []int64  // their IDs
+	raw    []string // and contents, as stored
+	tokens []int    // and lengths in tokens (nil: the embedder cannot count)
+	limit  int      // the tokens one passage holds
+	set    func([]float32)
+}
+
+// passages are the pending segments' vectors to fill and the passages
+// that fill them: each segment's text (unless only its windows are
+// wanted) and its further windows. A segment too short to embed gets no
+// passage and keeps a nil vector.
+func (j *Job) passages(pending []sqlite.PendingSegment) ([]sqlite.SegmentVector, []passage, error) {
+	windows, tokens, limit, err := j.windows(pending)
+	if err != nil {
+		return nil, nil, err
+	}
+	vs := make([]sqlite.SegmentVector, len(pending))
+	var out []passage
+	add := func(p sqlite.PendingSegment, i, from, to int, set func([]float32)) bool {
+		parts, at := segment.Parts(p.Contents[from:to])
+		ps := passage{text: segment.TextOf(parts), parts: parts, limit: limit, set: set}
+		if ps.text == "" {
+			return false
+		}
+		for _, k := range at {
+			ps.ids = append(ps.ids, p.MessageIDs[from+k])
+			ps.raw = append(ps.raw, p.Contents[from+k])
+			if tokens[i] != nil {
+				ps.tokens = append(ps.tokens, tokens[i][from+k])
+			}
+		}
+		out = append(out, ps)
+		return true
+	}
+	for i, p := range pending {
+		vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision, WindowsOnly: p.WindowsOnly}
+		if !p.WindowsOnly && !add(p, i, 0, len(p.Contents), func(v []float32) { vs[i].Vector = v }) {
+			continue // too short: no windows either
+		}
+		vs[i].Windows = make([]sqlite.Window, len(windows[i]))
+		for k, w := range windows[i] {
+			vs[i].Windows[k].First = w.First
+			add(p, i, w.First, w.To, func(v []float32) { vs[i].Windows[k].Vector = v })
+		}
+	}
+	return vs, out, nil
+}
+
+// windows are each pending segment's windows after the first and its
+// messages' lengths in tokens, with what one passage holds, when the
 // embedder can count tokens.
-func (j *Job) windows(pending []sqlite.PendingSegment) ([][]segment.Window, error) {
+func (j *Job) windows(pending []sqlite.PendingSegment) ([][]segment.Window, [][]int, int, error) {
 	tc, ok := j.Embedder.(TokenCounter)
 	if !ok {
-		return make([][]segment.Window, len(pending)), nil
+		return make([][]segment.Window, len(pending)), make([][]int, len(pending)), 0, nil
 	}
 	var cleaned []string
 	for _, p := range pending {
@@ -479,14 +547,16 @@ func (j *Job) windows(pending []sqlite.PendingSegment) ([][]segment.Window, erro
 	}
 	counts, limit, err := tc.PassageTokens(cleaned)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	out := make([][]segment.Window, len(pending))
+	tokens := make([][]int, len(pending))
 	for i, p := range pending {
-		out[i] = segment.Windows(p.Contents, counts[:len(p.Contents)], limit)
+		tokens[i] = counts[:len(p.Contents)]
+		out[i] = segment.Windows(p.Contents, tokens[i], limit)
 		counts = counts[len(p.Contents):]
 	}
-	return out, nil
+	return out, tokens, limit, nil
 }
 
 func (j *Job) messages(ctx context.Context) error {

@@ -78,7 +78,7 @@ func TestJobVectorsMatchOneByOne(t *testing.T) {
 			if _, err := db.Apply(ctx, &searchd.Batch{Messages: chatOfManyLengths(s.n)}, segment.DefaultRules, nil); err != nil {
 				t.Fatal(err)
 			}
-			pending, err := db.PendingSegments(ctx, 0, 1000, segment.MaxTextMessages)
+			pending, err := db.PendingSegments(ctx, 0, 1000, segment.MaxTextMessages, false)
 			if err != nil {
 				t.Fatal(err)
 			}

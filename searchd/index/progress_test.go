@@ -33,7 +33,8 @@ func TestJobLogsProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{`msg="embedding started" segments=3 messages=6`, "msg=embedding phase=segments segments_done=1 segments_left=2",
+	for _, want := range []string{`msg="embedding started" segments=3 messages=6`, "msg=embedding phase=pooling segments_pooled=1 segments_done=0 segments_left=3",
+		"msg=embedding phase=segments segments_pooled=2 segments_done=1 segments_left=2",
 		"segments_per_s=", "eta=", "msg=\"embedding done\" segments=3 messages=6"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)

@@ -59,15 +59,28 @@ func Clean(content string) string {
 // Separator. It is "" when the text is not worth embedding: under
 // MinTextUnits content units.
 func Text(contents []string) string {
+	parts, _ := Parts(contents)
+	return TextOf(parts)
+}
+
+// Parts are the messages Text joins: the cleaned contents that are not
+// empty, of the first MaxTextMessages, and their indexes in contents.
+func Parts(contents []string) (parts []string, at []int) {
 	if len(contents) > MaxTextMessages {
 		contents = contents[:MaxTextMessages]
 	}
-	parts := make([]string, 0, len(contents))
-	for _, c := range contents {
+	parts = make([]string, 0, len(contents))
+	for i, c := range contents {
 		if c = Clean(c); c != "" {
 			parts = append(parts, c)
+			at = append(at, i)
 		}
 	}
+	return parts, at
+}
+
+// TextOf is Text of the parts Parts gives: "" when not worth embedding.
+func TextOf(parts []string) string {
 	s := strings.Join(parts, Separator)
 	if contentUnits(s, MinTextUnits) < MinTextUnits {
 		return ""
@@ -164,10 +177,10 @@ func period(w []rune) int {
 const MaxWindows = 8
 
 // Window is a run of a segment's messages embedded on its own: messages
-// First (0-based, time order) on, as Text.
+// First (0-based, time order) up to To, as Text.
 type Window struct {
-	First int
-	Text  string
+	First, To int
+	Text      string
 }
 
 // Windows splits a segment too long for the model's input into further
@@ -209,7 +222,7 @@ func Windows(contents []string, tokens []int, limit int) []Window {
 
 func appendWindow(out []Window, contents []string, from, to int) []Window {
 	if t := Text(contents[from:to]); t != "" {
-		out = append(out, Window{First: from, Text: t})
+		out = append(out, Window{First: from, To: to, Text: t})
 	}
 	return out
 }

@@ -34,7 +34,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 		}
 		js := e.Job.Status()
 		out.Embedding = &api.EmbeddingStats{Model: e.Model, Backend: e.Backend, Dimension: e.Dim, Phase: js.Phase,
-			Segments: c.Segments, SegmentsEmbedded: c.SegmentsDone, SegmentsTooShort: c.SegmentsTooShort,
+			Segments: c.Segments, SegmentsEmbedded: c.SegmentsDone, SegmentsTooShort: c.SegmentsTooShort, SegmentsPooled: c.SegmentsPooled,
 			Messages: c.Messages, MessagesEmbedded: c.MessagesDone, MessagesTooShort: c.MessagesTooShort,
 			VectorsInMemory: e.Matrix.Len(), SegmentsPerSecond: js.SegmentsPerSec, MessagesPerSecond: js.MsgsPerS,
 			ETASeconds: js.ETA.Seconds(), Elsewhere: js.Elsewhere, LastError: js.LastError}

@@ -61,19 +61,26 @@ func (db *DB) ResetVectors(ctx context.Context, name string, dim int) error {
 // PendingSegment is a segment whose vector is missing or stale.
 type PendingSegment struct {
 	ID, Revision int64
-	// Contents are its first messages' texts, in time order.
-	Contents []string
+	// Contents are its first messages' texts, in time order, and
+	// MessageIDs their IDs.
+	Contents   []string
+	MessageIDs []int64
 	// WindowsOnly: the vector is current but predates windows.
 	WindowsOnly bool
 }
 
 // PendingSegments returns up to limit segments after ID `after` whose
-// vector is missing or older than their revision, each with up to
-// maxMessages message texts.
-func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessages int) ([]PendingSegment, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.revision, v.segment_id IS NOT NULL AND v.revision = s.revision FROM segments s
+// vector is missing or older than their revision, or (unless
+// withoutVector) provisional (pooled) or from before windows, each with
+// up to maxMessages message texts.
+func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessages int, withoutVector bool) ([]PendingSegment, error) {
+	also := ` OR v.windowed = 0 AND v.vector IS NOT NULL OR v.pooled = 1`
+	if withoutVector {
+		also = ""
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.revision, v.segment_id IS NOT NULL AND v.revision = s.revision AND v.pooled = 0 FROM segments s
 		LEFT JOIN segment_vectors v ON v.segment_id = s.id
-		WHERE s.id > ? AND (v.segment_id IS NULL OR v.revision != s.revision OR v.windowed = 0 AND v.vector IS NOT NULL)
+		WHERE s.id > ? AND (v.segment_id IS NULL OR v.revision != s.revision`+also+`)
 		ORDER BY s.id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
@@ -94,18 +101,20 @@ func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessag
 	for i := range out {
 		// Discord's notices (joins, calls, pins) are not what the
 		// conversation was about: they stay out of its text.
-		rows, err := db.db.QueryContext(ctx, `SELECT m.content FROM message_segments ms JOIN messages m ON m.id = ms.message_id
+		rows, err := db.db.QueryContext(ctx, `SELECT m.id, m.content FROM message_segments ms JOIN messages m ON m.id = ms.message_id
 			WHERE ms.segment_id = ? AND `+spoken+` ORDER BY m.created_at, m.id LIMIT ?`, out[i].ID, maxMessages)
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
+			var id int64
 			var c string
-			if err := rows.Scan(&c); err != nil {
+			if err := rows.Scan(&id, &c); err != nil {
 				rows.Close()
 				return nil, err
 			}
 			out[i].Contents = append(out[i].Contents, c)
+			out[i].MessageIDs = append(out[i].MessageIDs, id)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -118,12 +127,14 @@ func (db *DB) PendingSegments(ctx context.Context, after int64, limit, maxMessag
 // SegmentVector is a computed vector; nil Vector marks a segment whose
 // text is too short to embed. Vector is the segment's first window;
 // Windows are the rest of a segment too long for the model's input.
-// WindowsOnly saves the windows and keeps the stored vector.
+// WindowsOnly saves the windows and keeps the stored vector. Pooled marks
+// a provisional vector, the mean of the segment's message vectors.
 type SegmentVector struct {
 	ID, Revision int64
 	Vector       []float32
 	Windows      []Window
 	WindowsOnly  bool
+	Pooled       bool
 }
 
 // Window is the vector of a segment's messages from message First (time
@@ -140,9 +151,9 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 	var saved []SegmentVector
 	err := db.writeAside(ctx, "NORMAL", func(tx *sql.Tx) error {
 		saved = saved[:0]
-		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector, windowed)
-			SELECT id, revision, ?, 1 FROM segments WHERE id = ? AND revision = ?
-			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, vector = excluded.vector, windowed = 1`)
+		st, err := tx.PrepareContext(ctx, `INSERT INTO segment_vectors (segment_id, revision, vector, windowed, pooled)
+			SELECT id, revision, ?, 1, ? FROM segments WHERE id = ? AND revision = ?
+			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, vector = excluded.vector, windowed = 1, pooled = excluded.pooled`)
 		if err != nil {
 			return err
 		}
@@ -168,7 +179,7 @@ func (db *DB) SaveSegmentVectors(ctx context.Context, vs []SegmentVector) ([]Seg
 			if v.WindowsOnly {
 				r, err = mark.ExecContext(ctx, v.ID, v.Revision)
 			} else {
-				r, err = st.ExecContext(ctx, EncodeVector(v.Vector), v.ID, v.Revision)
+				r, err = st.ExecContext(ctx, EncodeVector(v.Vector), v.Pooled, v.ID, v.Revision)
 			}
 			if err != nil {
 				return err
@@ -344,8 +355,10 @@ func (db *DB) eachVector(ctx context.Context, vec []float32, fn func(int64, int,
 
 // EmbeddingCounts is how far embedding has come.
 type EmbeddingCounts struct {
-	Segments, SegmentsDone, SegmentsTooShort int64
-	Messages, MessagesDone, MessagesTooShort int64
+	// SegmentsDone have a current vector of their text (or are too
+	// short); SegmentsPooled a provisional one (searched meanwhile).
+	Segments, SegmentsDone, SegmentsTooShort, SegmentsPooled int64
+	Messages, MessagesDone, MessagesTooShort                 int64
 }
 
 // EmbeddingCounts counts embedded and pending segments and messages.
@@ -353,12 +366,13 @@ func (db *DB) EmbeddingCounts(ctx context.Context) (*EmbeddingCounts, error) {
 	var c EmbeddingCounts
 	err := db.db.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM segments),
-		(SELECT COUNT(*) FROM segment_vectors v JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision),
+		(SELECT COUNT(*) FROM segment_vectors v JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision WHERE v.pooled = 0),
 		(SELECT COUNT(*) FROM segment_vectors v JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision WHERE v.vector IS NULL),
+		(SELECT COUNT(*) FROM segment_vectors v JOIN segments s ON s.id = v.segment_id AND s.revision = v.revision WHERE v.pooled = 1),
 		(SELECT COUNT(*) FROM messages),
 		(SELECT COUNT(*) FROM message_vectors),
 		(SELECT COUNT(*) FROM message_vectors WHERE vector IS NULL)`).
-		Scan(&c.Segments, &c.SegmentsDone, &c.SegmentsTooShort, &c.Messages, &c.MessagesDone, &c.MessagesTooShort)
+		Scan(&c.Segments, &c.SegmentsDone, &c.SegmentsTooShort, &c.SegmentsPooled, &c.Messages, &c.MessagesDone, &c.MessagesTooShort)
 	return &c, err
 }
 

@@ -98,6 +98,7 @@ type EmbeddingStats struct {
 	Segments          int64   `json:"segments"`
 	SegmentsEmbedded  int64   `json:"segments_embedded"`  // current vectors, including too short
 	SegmentsTooShort  int64   `json:"segments_too_short"` // under 30 characters: no vector
+	SegmentsPooled    int64   `json:"segments_pooled"`    // searched by the mean of their messages until their text is embedded
 	Messages          int64   `json:"messages"`
 	MessagesEmbedded  int64   `json:"messages_embedded"`
 	MessagesTooShort  int64   `json:"messages_too_short"`

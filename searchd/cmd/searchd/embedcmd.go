@@ -89,27 +89,43 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	if err != nil {
 		return err
 	}
-	segs := newProgress(m.Stderr, "segments", counts.Segments-counts.SegmentsDone, false)
-	var msgs *progress
+	// A bar per pass, in the job's order: segments by the mean of their
+	// messages (searchable from then on), the messages left, the
+	// segments' texts.
+	var bar *progress
+	phase := ""
 	job := &index.Job{DB: db, Embedder: model, Log: log, Lease: owner, Progress: func(s index.Status) {
-		switch s.Phase {
-		case "segments":
-			segs.set(s.SegmentsDone)
-		case "messages":
-			if msgs == nil {
-				segs.finish()
-				msgs = newProgress(m.Stderr, "messages", counts.Messages-counts.MessagesDone, false)
+		if s.Phase != phase {
+			if bar != nil {
+				bar.finish()
 			}
-			msgs.set(s.MessagesDone)
+			phase = s.Phase
+			switch phase {
+			case "pooling":
+				bar = newProgress(m.Stderr, "segments, by their messages", counts.Segments-counts.SegmentsDone-counts.SegmentsPooled, false)
+			case "messages":
+				bar = newProgress(m.Stderr, "messages", counts.Messages-counts.MessagesDone, false)
+			case "segments":
+				bar = newProgress(m.Stderr, "segments, by their text", counts.Segments-counts.SegmentsDone, false)
+			default:
+				bar = nil
+			}
+		}
+		switch phase {
+		case "pooling":
+			bar.set(s.SegmentsPooled)
+		case "messages":
+			bar.set(s.MessagesDone)
+		case "segments":
+			bar.set(s.SegmentsDone)
 		}
 	}}
 	if messages != nil {
 		job.MessageEmbedder = messages
 	}
 	err = job.RunOnce(embed.Background(ctx))
-	segs.finish()
-	if msgs != nil {
-		msgs.finish()
+	if bar != nil {
+		bar.finish()
 	}
 	st := job.Status()
 	m.printThroughput(st)

@@ -236,6 +236,9 @@ func embeddingLine(e *api.EmbeddingStats) string {
 	}
 	line := fmt.Sprintf("embedding (%s): segments %d of %d (%.1f %%), messages %d of %d", e.Model,
 		e.SegmentsEmbedded, e.Segments, 100*float64(e.SegmentsEmbedded)/float64(max(e.Segments, 1)), e.MessagesEmbedded, e.Messages)
+	if e.SegmentsPooled > 0 {
+		line += fmt.Sprintf("; %d more segments searched by the mean of their messages until their text is embedded", e.SegmentsPooled)
+	}
 	if e.SegmentsPerSecond > 0 {
 		line += fmt.Sprintf(", %.1f segments/s", e.SegmentsPerSecond)
 	}
