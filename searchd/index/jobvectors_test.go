@@ -70,14 +70,7 @@ func TestJobVectorsMatchOneByOne(t *testing.T) {
 			}
 			defer m.Close()
 			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Apply(ctx, &searchd.Batch{Messages: chatOfManyLengths(s.n)}, segment.DefaultRules, nil); err != nil {
-				t.Fatal(err)
-			}
+			db := chatDatabase(t, s.n)
 			pending, err := db.PendingSegments(ctx, 0, 1000, segment.MaxTextMessages, false)
 			if err != nil {
 				t.Fatal(err)
@@ -199,6 +192,21 @@ func stored(v []float32) []float32 {
 		out[i] = float32(int8(b[4+i])) * scale
 	}
 	return out
+}
+
+// chatDatabase is a database of chatOfManyLengths(n), closed with the test.
+func chatDatabase(t *testing.T, n int) *sqlite.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Apply(ctx, &searchd.Batch{Messages: chatOfManyLengths(n)}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // chatOfManyLengths is n messages in conversations of 50, of every

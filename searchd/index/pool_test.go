@@ -6,10 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"path/filepath"
 	"testing"
 
-	"dsearch/searchd"
 	"dsearch/searchd/embed"
 	"dsearch/searchd/embed/embedtest"
 	"dsearch/searchd/segment"
@@ -32,14 +30,7 @@ func TestPoolingPassCoversEverySegment(t *testing.T) {
 	}
 	defer m.Close()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Apply(ctx, &searchd.Batch{Messages: chatOfManyLengths(300)}, segment.DefaultRules, nil); err != nil {
-		t.Fatal(err)
-	}
+	db := chatDatabase(t, 300)
 	pending, err := db.PendingSegments(ctx, 0, 1000, segment.MaxTextMessages, true)
 	if err != nil {
 		t.Fatal(err)
