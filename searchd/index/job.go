@@ -83,12 +83,14 @@ type Job struct {
 
 // Status is what the job has done since it started.
 type Status struct {
-	Phase                    string // pooling, messages, segments, idle, waiting (another process embeds)
-	SegmentsDone             int64  // embedded (or found too short) by this job
-	SegmentsPooled           int64  // given a provisional vector by this job
-	MessagesDone             int64
-	InferenceTime, BusyTime  time.Duration
-	SegmentsPerSec, MsgsPerS float64 // over the job's busy time
+	Phase                   string // pooling, messages, segments, idle, waiting (another process embeds)
+	SegmentsDone            int64  // embedded (or found too short) by this job
+	SegmentsPooled          int64  // given a provisional vector by this job
+	MessagesDone            int64
+	InferenceTime, BusyTime time.Duration
+	// SegmentsPerSec is over the passes over texts, MsgsPerS over the
+	// others (pooling embeds the messages).
+	SegmentsPerSec, MsgsPerS float64
 	// SegmentsLeft and MessagesLeft are what the current pass has still
 	// to embed (0 when idle); ETA estimates how long that takes at the
 	// rates so far (the messages only once their phase has begun).
@@ -96,6 +98,8 @@ type Status struct {
 	ETA                        time.Duration
 	Elsewhere                  string // the process embedding this database instead, while waiting
 	LastError                  string
+
+	textBusy time.Duration // of BusyTime, in the passes over texts
 }
 
 // Status returns a snapshot of the job's progress.
@@ -103,15 +107,18 @@ func (j *Job) Status() Status {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.status
-	if secs := s.BusyTime.Seconds(); secs > 0 {
+	if secs := s.textBusy.Seconds(); secs > 0 {
 		s.SegmentsPerSec = float64(s.SegmentsDone) / secs
-		s.MsgsPerS = float64(s.MessagesDone) / secs
+	}
+	other := (s.BusyTime - s.textBusy).Seconds()
+	if other > 0 {
+		s.MsgsPerS = float64(s.MessagesDone) / other
 	}
 	rate := s.SegmentsPerSec
-	if rate == 0 && s.BusyTime > 0 {
+	if rate == 0 && other > 0 {
 		// Until the pass over texts has a rate of its own: it reads
 		// about the tokens the pooling pass embedded, at its rate.
-		rate = float64(s.SegmentsPooled) / s.BusyTime.Seconds()
+		rate = float64(s.SegmentsPooled) / other
 	}
 	if rate > 0 {
 		s.ETA += time.Duration(float64(s.SegmentsLeft) / rate * float64(time.Second))
@@ -469,6 +476,9 @@ func (j *Job) segments(ctx context.Context, pooled bool) error {
 			s.MessagesDone += int64(messages)
 			s.InferenceTime += infer
 			s.BusyTime += time.Since(start)
+			if !pooled {
+				s.textBusy += time.Since(start)
+			}
 			j.pass.left(s)
 		})
 		j.progress(phase)
@@ -481,6 +491,8 @@ func (j *Job) segments(ctx context.Context, pooled bool) error {
 // A passage is a text the segment passes embed: a segment's text (its
 // first window) or a further window, made of its messages.
 type passage struct {
+	seg    int // the segment's index in its batch
+	window int // 0: the segment's text, else a further window
 	text   string
 	parts  []string // the cleaned messages text joins
 	ids    []int64  // their IDs
@@ -501,9 +513,9 @@ func (j *Job) passages(pending []sqlite.PendingSegment) ([]sqlite.SegmentVector,
 	}
 	vs := make([]sqlite.SegmentVector, len(pending))
 	var out []passage
-	add := func(p sqlite.PendingSegment, i, from, to int, set func([]float32)) bool {
+	add := func(p sqlite.PendingSegment, i, window, from, to int, set func([]float32)) bool {
 		parts, at := segment.Parts(p.Contents[from:to])
-		ps := passage{text: segment.TextOf(parts), parts: parts, limit: limit, set: set}
+		ps := passage{seg: i, window: window, text: segment.TextOf(parts), parts: parts, limit: limit, set: set}
 		if ps.text == "" {
 			return false
 		}
@@ -519,13 +531,13 @@ func (j *Job) passages(pending []sqlite.PendingSegment) ([]sqlite.SegmentVector,
 	}
 	for i, p := range pending {
 		vs[i] = sqlite.SegmentVector{ID: p.ID, Revision: p.Revision, WindowsOnly: p.WindowsOnly}
-		if !p.WindowsOnly && !add(p, i, 0, len(p.Contents), func(v []float32) { vs[i].Vector = v }) {
+		if !p.WindowsOnly && !add(p, i, 0, 0, len(p.Contents), func(v []float32) { vs[i].Vector = v }) {
 			continue // too short: no windows either
 		}
 		vs[i].Windows = make([]sqlite.Window, len(windows[i]))
 		for k, w := range windows[i] {
 			vs[i].Windows[k].First = w.First
-			add(p, i, w.First, w.To, func(v []float32) { vs[i].Windows[k].Vector = v })
+			add(p, i, k+1, w.First, w.To, func(v []float32) { vs[i].Windows[k].Vector = v })
 		}
 	}
 	return vs, out, nil
