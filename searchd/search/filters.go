@@ -15,7 +15,8 @@ import (
 // of every segment at 6.5 M messages (segmentSet).
 const maxCachedBytes = 16 << 20
 
-// filterCache remembers, for one index version, the segments a filter
+// filterCache remembers, for one version (the index's, or for a filter by
+// channels alone the segments' epoch), the segments a filter
 // (and keyword expression) admits. Computing them joins every matching
 // message with its segment: a third of a second for a channel of 80,000
 // messages, and most of a filtered search's time. The same filters come
@@ -48,7 +49,19 @@ type filterEntry struct {
 // it was said (spoken: Discord's notices are not an author's words), as
 // in keyword search; SQLite counts notices too, only while memory loads.
 func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.Filter) (*segmentSet, error) {
-	return s.cachedSegments(ctx, version, "", f, func() (*segmentSet, error) {
+	if len(f.Authors) == 0 && f.Since == 0 && f.Until == 0 && len(f.Channels) > 0 {
+		// Channels alone: kept while no segment comes or goes (the bot
+		// asks every search with its member's readable channels, and a
+		// new message moves the index version, seldom the segments).
+		epoch, err := s.DB.SegmentsEpoch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.channelFilters.segments(ctx, epoch, "", f, func() (*segmentSet, error) {
+			return s.sqlSegments(ctx, "", f)
+		})
+	}
+	return s.filters.segments(ctx, version, "", f, func() (*segmentSet, error) {
 		if len(f.Authors) > 0 || f.Since != 0 || f.Until != 0 {
 			idx, members, lf, err := s.inMemory(ctx, f)
 			if err != nil {
@@ -67,7 +80,7 @@ func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.
 // the cache.
 func (s *Service) keywordSegments(ctx context.Context, version int64, alts [][]lexical.Term, f sqlite.Filter) (*segmentSet, error) {
 	expr := alternativesExpr(alts)
-	return s.cachedSegments(ctx, version, expr, f, func() (*segmentSet, error) {
+	return s.filters.segments(ctx, version, expr, f, func() (*segmentSet, error) {
 		return s.findKeywordSegments(ctx, alts, f)
 	})
 }
@@ -146,13 +159,12 @@ func segmentsOf(members *index.MembershipReader, ids []int64) *segmentSet {
 	return newSegmentSet(segs)
 }
 
-// cachedSegments returns the cache's segments for expr and f at version,
+// segments returns the cache's segments for expr and f at version,
 // computing them with compute when it has none.
-func (s *Service) cachedSegments(ctx context.Context, version int64, expr string, f sqlite.Filter, compute func() (*segmentSet, error)) (*segmentSet, error) {
+func (c *filterCache) segments(ctx context.Context, version int64, expr string, f sqlite.Filter, compute func() (*segmentSet, error)) (*segmentSet, error) {
 	if expr == "" && f.Empty() {
 		return nil, nil
 	}
-	c := &s.filters
 	key := fmt.Sprintf("%q %v %v %d %d", expr, f.Authors, f.Channels, f.Since, f.Until)
 	c.mu.Lock()
 	if c.version != version || c.entries == nil {

@@ -2,11 +2,14 @@ package search
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"dsearch/searchd"
+	"dsearch/searchd/index"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
 )
@@ -104,4 +107,70 @@ func setMap(s *segmentSet) map[int64]bool {
 		m[id] = true
 	}
 	return m
+}
+
+// A filter by channels alone is kept while no segment comes or goes (the
+// segments' epoch), not one index version: a message that joins a
+// conversation leaves it, and one that starts a conversation in a channel
+// searched, or in its public thread, is searched at once; one in another
+// channel or a private thread never is.
+func TestChannelFilterFollowsNewSegments(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	const public, private = 201, 202
+	job := &index.Job{DB: s.DB, Embedder: s.Embedder.(index.Embedder), Matrix: s.Matrix, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	apply := func(b *searchd.Batch) {
+		t.Helper()
+		if _, err := s.DB.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := job.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	epoch := func() int64 {
+		t.Helper()
+		e, err := s.DB.SegmentsEpoch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	searched := func() map[int64]bool {
+		t.Helper()
+		resp := run(t, s, Request{Query: "boiler plumber repair", Mode: Semantic, Limit: MaxLimit, Filter: sqlite.Filter{Channels: []int64{games}}})
+		segs := map[int64]bool{}
+		for _, r := range resp.Results {
+			segs[r.SegmentID] = true
+		}
+		return segs
+	}
+	searched()
+	before := epoch()
+	apply(&searchd.Batch{Messages: []searchd.Message{m(11, games, bob, 10*time.Hour+2*time.Minute, "the boss level needs a boiler plumber")}})
+	if epoch() != before || segmentOf(t, s, 11) != segmentOf(t, s, 7) {
+		t.Fatalf("a message joining a conversation moved the epoch (%d → %d) or started one", before, epoch())
+	}
+	apply(&searchd.Batch{
+		Channels: []searchd.Channel{{ID: public, ParentID: games, Kind: "GuildPublicThread"}, {ID: private, ParentID: games, Kind: "GuildPrivateThread"}},
+		Messages: []searchd.Message{
+			m(12, games, bob, 60*time.Hour, "the boiler broke, the plumber will repair the radiator valve"),
+			m(13, general, alice, 61*time.Hour, "boiler pressure is low, call the plumber to repair the pipe"),
+			m(14, public, alice, 62*time.Hour, "plumber says the boiler valve needs repair"),
+			m(15, private, bob, 63*time.Hour, "boiler heating repair by the plumber tomorrow"),
+		}})
+	if epoch() == before {
+		t.Fatal("new conversations left the epoch")
+	}
+	got := searched()
+	for msg, want := range map[int64]bool{12: true, 13: false, 14: true, 15: false} {
+		if seg := segmentOf(t, s, msg); got[seg] != want {
+			t.Errorf("message %d's conversation searched: %v, want %v (results %v)", msg, got[seg], want, got)
+		}
+	}
+	// A thread made private leaves the filter at once.
+	apply(&searchd.Batch{Channels: []searchd.Channel{{ID: public, ParentID: games, Kind: "GuildPrivateThread"}}})
+	if seg := segmentOf(t, s, 14); searched()[seg] {
+		t.Error("a thread made private is still searched with its parent channel")
+	}
 }

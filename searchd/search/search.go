@@ -134,7 +134,8 @@ type Service struct {
 	// look-up per word in the keyword index), for `searchd eval abstain`.
 	Measure bool
 
-	filters filterCache
+	filters        filterCache // by index version
+	channelFilters filterCache // filters by channels alone, by segments epoch
 }
 
 // Limits of a request.

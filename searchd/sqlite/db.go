@@ -175,6 +175,18 @@ func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
 	return strconv.ParseInt(v, 10, 64)
 }
 
+// SegmentsEpoch grows whenever the segments a filter by channels admits
+// can change (migration 0015): a segment created, deleted or moved, a
+// channel's parent or kind set anew. New messages that join a segment
+// leave it.
+func (db *DB) SegmentsEpoch(ctx context.Context) (int64, error) {
+	v, err := db.Meta(ctx, "segments_epoch")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
 // Close closes the database.
 func (db *DB) Close() error {
 	db.writeMu.Lock()
