@@ -239,3 +239,39 @@ func TestTopKSpreadAmongMatchesTheScan(t *testing.T) {
 		}
 	}
 }
+
+// TopKSpreadWithin is the two scans it replaces: the top among allow as
+// TopKSpread gives it, and the spread and the two most similar over
+// within as TopKSpread over within gives them, windows included.
+func TestTopKSpreadWithinIsTwoScans(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const dim = 32
+	m := NewMatrix(dim)
+	vec := func() []float32 { return randomVec(r, dim) }
+	for id := int64(1); id <= 6000; id++ {
+		if id%10 == 0 {
+			m.UpsertWindows(id, []Window{{First: 0, Vector: vec()}, {First: 4, Vector: vec()}, {First: 9, Vector: vec()}})
+		} else {
+			m.Upsert(id, vec())
+		}
+	}
+	allow := func(id int64) bool { return id%7 == 0 }
+	within := func(id int64) bool { return id%7 == 0 || id%3 == 0 }
+	for _, in := range []func(int64) bool{within, nil} {
+		for _, k := range []int{1, 10, 40, 5000} {
+			q := vec()
+			wantTop, _ := m.TopKSpread(q, k, allow)
+			wantLeaders, wantSpread := m.TopKSpread(q, 2, in)
+			top, spread, leaders := m.TopKSpreadWithin(q, k, allow, in)
+			if !slices.Equal(top, wantTop) {
+				t.Fatalf("k=%d: top differs:\n%v\n%v", k, top[:min(5, len(top))], wantTop[:min(5, len(wantTop))])
+			}
+			if !slices.Equal(leaders, wantLeaders) {
+				t.Errorf("k=%d: leaders %v, want %v", k, leaders, wantLeaders)
+			}
+			if spread.N != wantSpread.N || math.Abs(spread.Mean-wantSpread.Mean) > 1e-9 || math.Abs(spread.Std-wantSpread.Std) > 1e-9 {
+				t.Errorf("k=%d: spread %+v, want %+v", k, spread, wantSpread)
+			}
+		}
+	}
+}

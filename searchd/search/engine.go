@@ -231,10 +231,23 @@ func (q *query) scan(ctx context.Context, allow *segmentSet, k int) ([]Result, e
 	if allow != nil && allow.len() == 0 {
 		return nil, nil
 	}
-	var top []index.Scored
+	// A result is judged against the conversations of the channels
+	// searched (reference): when those are all or most of the matrix, one
+	// pass gives the top among allow and their spread.
+	ref, other, err := q.reference(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := q.svc.Matrix
+	together := other && (ref == nil || ref.len() >= m.Len()/8)
+	var top, leaders []index.Scored
 	var spread index.Spread
 	for {
-		top, spread = q.topKSpread(allow, k)
+		if together {
+			top, spread, leaders = m.TopKSpreadWithin(q.vec, k, allow.admits(), ref.admits())
+		} else {
+			top, spread = q.topKSpread(allow, k)
+		}
 		ids := make([]int64, len(top))
 		for i, sc := range top {
 			ids[i] = sc.ID
@@ -252,11 +265,11 @@ func (q *query) scan(ctx context.Context, allow *segmentSet, k int) ([]Result, e
 			}
 		}
 	}
-	leaders := top[:min(2, len(top))]
-	if ref, other, err := q.reference(ctx); err != nil {
-		return nil, err
-	} else if other {
-		leaders, spread = q.spreadOver(ref)
+	if !together {
+		leaders = top[:min(2, len(top))]
+		if other {
+			leaders, spread = q.spreadOver(ref)
+		}
 	}
 	q.spread, q.leaders = spread, leaders
 	var out []Result

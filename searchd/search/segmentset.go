@@ -77,6 +77,14 @@ func (s *segmentSet) has(id int64) bool {
 	return id >= 0 && id/64 < int64(len(s.bits)) && s.bits[id/64]&(1<<(id%64)) != 0
 }
 
+// admits is has as a matrix scan asks it; nil (every segment) for a nil s.
+func (s *segmentSet) admits() func(int64) bool {
+	if s == nil {
+		return nil
+	}
+	return s.has
+}
+
 // len is how many segments s holds.
 func (s *segmentSet) len() int { return s.n }
 
