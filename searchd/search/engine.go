@@ -71,8 +71,16 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		if s.Embedder == nil || s.Matrix == nil {
 			return nil, ErrNoModel
 		}
+		if q.Mode == Hybrid {
+			// Its keyword side needs no vector: it runs while the
+			// query is embedded.
+			q.lexicalAhead = q.startLexical(ctx)
+		}
 		start := time.Now()
 		if err := q.embed(ctx); err != nil {
+			if q.lexicalAhead != nil {
+				q.lexicalAhead()
+			}
 			return nil, err
 		}
 		resp.QueryEmbedTime = time.Since(start)
@@ -125,6 +133,9 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 
 // query is one search in progress.
 type query struct {
+	// lexicalAhead, if set, waits for the keyword search hybrid started
+	// before the query's embedding (startLexical).
+	lexicalAhead func() ([]Result, error)
 	Request
 	svc *Service
 	// version is the index version the search started at.

@@ -46,15 +46,12 @@ import (
 // (docs/retrieval.md, "Fusion").
 func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 	// The retrievers are independent: run them side by side.
-	var lex []Result
-	var lexErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lex, lexErr = q.lexical(ctx)
-	}()
+	lexical := q.lexicalAhead
+	if lexical == nil {
+		lexical = q.startLexical(ctx)
+	}
 	sem, err := q.semantic(ctx, q.svc.Config.Window)
-	<-done
+	lex, lexErr := lexical()
 	if err == nil {
 		err = lexErr
 	}
@@ -107,6 +104,22 @@ func (q *query) hybrid(ctx context.Context) ([]Result, error) {
 		out = append(out, *r)
 	}
 	return out, nil
+}
+
+// startLexical runs the keyword search on its own goroutine; the function
+// it returns waits for its results.
+func (q *query) startLexical(ctx context.Context) func() ([]Result, error) {
+	var lex []Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lex, err = q.lexical(ctx)
+	}()
+	return func() ([]Result, error) {
+		<-done
+		return lex, err
+	}
 }
 
 // hybridMessages fuses the lexical hits and the semantic results'
