@@ -211,16 +211,7 @@ func TestTopKSpread(t *testing.T) {
 // best window, IDs without a vector passed over.
 func TestTopKSpreadAmongMatchesTheScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	const dim = 32
-	m := NewMatrix(dim)
-	vec := func() []float32 { return randomVec(r, dim) }
-	for id := int64(1); id <= 6000; id++ {
-		if id%10 == 0 {
-			m.UpsertWindows(id, []Window{{First: 0, Vector: vec()}, {First: 4, Vector: vec()}, {First: 9, Vector: vec()}})
-		} else {
-			m.Upsert(id, vec())
-		}
-	}
+	m, vec := windowedMatrix(r)
 	var ids []int64
 	allow := map[int64]bool{}
 	for id := int64(1); id <= 7000; id += 7 { // past 6000: no vector
@@ -245,16 +236,7 @@ func TestTopKSpreadAmongMatchesTheScan(t *testing.T) {
 // within as TopKSpread over within gives them, windows included.
 func TestTopKSpreadWithinIsTwoScans(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	const dim = 32
-	m := NewMatrix(dim)
-	vec := func() []float32 { return randomVec(r, dim) }
-	for id := int64(1); id <= 6000; id++ {
-		if id%10 == 0 {
-			m.UpsertWindows(id, []Window{{First: 0, Vector: vec()}, {First: 4, Vector: vec()}, {First: 9, Vector: vec()}})
-		} else {
-			m.Upsert(id, vec())
-		}
-	}
+	m, vec := windowedMatrix(r)
 	allow := func(id int64) bool { return id%7 == 0 }
 	within := func(id int64) bool { return id%7 == 0 || id%3 == 0 }
 	for _, in := range []func(int64) bool{within, nil} {
@@ -274,4 +256,20 @@ func TestTopKSpreadWithinIsTwoScans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// windowedMatrix is 6,000 random segments of 32 dimensions, every tenth
+// in three windows, and the source of further random vectors.
+func windowedMatrix(r *rand.Rand) (*Matrix, func() []float32) {
+	const dim = 32
+	m := NewMatrix(dim)
+	vec := func() []float32 { return randomVec(r, dim) }
+	for id := int64(1); id <= 6000; id++ {
+		if id%10 == 0 {
+			m.UpsertWindows(id, []Window{{First: 0, Vector: vec()}, {First: 4, Vector: vec()}, {First: 9, Vector: vec()}})
+		} else {
+			m.Upsert(id, vec())
+		}
+	}
+	return m, vec
 }

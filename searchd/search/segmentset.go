@@ -14,36 +14,23 @@ import (
 // A nil *segmentSet admits every segment; an empty one none.
 type segmentSet struct {
 	bits   []uint64
-	sparse map[int64]bool // instead of bits
+	sparse map[int64]bool // instead of bits: every key is in the set
 	n      int
 }
 
 // newSegmentSet is the set of the IDs ids maps to true.
 func newSegmentSet(ids map[int64]bool) *segmentSet {
-	var top int64
-	n, dense := 0, true
+	list := make([]int64, 0, len(ids))
 	for id, in := range ids {
 		if in {
-			n++
-			dense = dense && id >= 0
-			top = max(top, id)
+			list = append(list, id)
 		}
 	}
-	if !dense || top/64 > int64(n) {
-		return &segmentSet{sparse: ids, n: n}
-	}
-	s := &segmentSet{bits: make([]uint64, top/64+1), n: n}
-	for id, in := range ids {
-		if in {
-			s.bits[id/64] |= 1 << (id % 64)
-		}
-	}
-	return s
+	return segmentSetOf(list)
 }
 
-// segmentSetOf is the set of ids.
+// segmentSetOf is the set of ids (repeats allowed).
 func segmentSetOf(ids []int64) *segmentSet {
-	m := make(map[int64]bool, len(ids)/64) // only if sparse
 	var top int64
 	for _, id := range ids {
 		if id < 0 {
@@ -53,7 +40,7 @@ func segmentSetOf(ids []int64) *segmentSet {
 		top = max(top, id)
 	}
 	if top < 0 || top/64 > int64(len(ids)) {
-		m = make(map[int64]bool, len(ids))
+		m := make(map[int64]bool, len(ids))
 		for _, id := range ids {
 			m[id] = true
 		}
@@ -92,10 +79,8 @@ func (s *segmentSet) len() int { return s.n }
 func (s *segmentSet) ids() []int64 {
 	out := make([]int64, 0, s.n)
 	if s.sparse != nil {
-		for id, in := range s.sparse {
-			if in {
-				out = append(out, id)
-			}
+		for id := range s.sparse {
+			out = append(out, id)
 		}
 		slices.Sort(out)
 		return out
