@@ -9,9 +9,11 @@ A result is confident when
   or its lead (how far its similarity stands above the best other
   conversation's, in the query's spreads: above 0 only for the most
   similar) is at least --lead,
-  or its support (--rare: weighted by word rarity) is at least --s and
-  it holds at least --found of the query's content words (all of them,
-  when the query has fewer),
+  or its support (the share of the query's content words in its
+  messages beyond those as much text holds by chance; --share: the
+  share found, the rule before; --rare: the share weighted by word
+  rarity) is at least --s and it holds at least --found of the query's
+  content words (all of them, when the query has fewer),
   or, with --zm, its best message's standout over the messages rescored
   is at least --zm,
   or, with --agree, it is first by both the lexical and the semantic
@@ -19,7 +21,7 @@ A result is confident when
   has no lexical side),
   or, with --cos / --mcos, its similarity / its best message's
   (absolute cosines: one model's) is at least that,
-  or its closeness is at least --copy (0.5, search's; inf: off): its
+  or its closeness is at least --copy (0.4, search's; inf: off): its
   similarity's share of the way from the query's mean similarity over
   the conversations compared to the query's similarity to itself
   embedded as a passage (1: as close as a copy; the dump's "self",
@@ -32,7 +34,7 @@ not judged, support alone). --correction says where the best of n falls:
 of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
-  scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--rare] [--agree] [--cos C] [--mcos C]
+  scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--share | --rare] [--agree] [--cos C] [--mcos C]
   scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--gap G]
   scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead] [--grid-copy]
 
@@ -69,8 +71,10 @@ def results(row, a):
     -inf (gap: inf) where not judged."""
     out = []
     for r in row["top"] or []:
-        s = r.get("rare_support", r["support"]) if a.rare else r["support"]
         words = r.get("words", 0)
+        s = r.get("rare_support", r["support"]) if a.rare else r["support"]
+        if a.share:
+            s = r["found"] / words if words else 1
         found = r.get("found", words)  # an old dump: found unknown, not held back
         z = lead = zm = -INF
         n = r.get("n", 0)
@@ -137,16 +141,17 @@ def main():
     ap.add_argument("dumps", nargs="+")
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--no-lead", action="store_true")
-    ap.add_argument("--z", type=float, default=0.5)
+    ap.add_argument("--z", type=float, default=1.0)
     ap.add_argument("--lead", type=float, default=INF)
-    ap.add_argument("--s", type=float, default=0.5)
+    ap.add_argument("--s", type=float, default=0.4)
     ap.add_argument("--found", type=int, default=1)
     ap.add_argument("--zm", type=float, default=None)
     ap.add_argument("--rare", action="store_true")
+    ap.add_argument("--share", action="store_true")
     ap.add_argument("--agree", action="store_true")
     ap.add_argument("--cos", type=float, default=INF)
     ap.add_argument("--mcos", type=float, default=INF)
-    ap.add_argument("--copy", type=float, default=0.5)
+    ap.add_argument("--copy", type=float, default=0.4)
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--grid-copy", action="store_true")
     ap.add_argument("--min-n", type=int, default=8)

@@ -109,6 +109,25 @@ func (x *Index) DocFreq(t Term) (df, n int) {
 	return df, x.live
 }
 
+// AvgLen is the mean length of a live message, in the tokens Length
+// counts.
+func (x *Index) AvgLen() float64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.live == 0 {
+		return 0
+	}
+	return float64(x.tokens) / float64(x.live)
+}
+
+// Length is text's length as the index counts it: its words and its
+// CJK bigrams.
+func Length(text string) int {
+	n := 0
+	Tokens(text, func(string, bool) { n++ })
+	return n + len(strings.Fields(Bigrams(text)))
+}
+
 var countsPool = sync.Pool{New: func() any { return map[string]int{} }}
 
 // Put adds a message or replaces its earlier version.

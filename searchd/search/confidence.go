@@ -20,7 +20,8 @@ import (
 // What does tell is relative to the query: whether a result stands out
 // from the query's similarity to every conversation searched (its
 // standout, a z-score over the scan's spread), and whether the query's
-// content words are in the result's messages (its support), and how
+// content words are in the result's messages beyond what as much text
+// would hold by chance (its support), and how
 // close it comes to a copy of the query (its closeness: a translation or
 // a paraphrase shares no words). All three were chosen, and their
 // thresholds set, by `searchd eval abstain` over every evaluation set and
@@ -41,8 +42,11 @@ type Confidence struct {
 	// Support alone decides.
 	Standout float64
 	// Support is the share of the query's content words (names and
-	// English stop words left out) found in the result's messages, from
-	// 0 to 1; 1 for a query without content words.
+	// English stop words left out) found in the result's messages beyond
+	// those as much text would hold by chance: (found − expected) /
+	// words, at most 1, below 0 when fewer are found than chance
+	// would; 1 for a query without content words. A conversation of
+	// eighty messages holds "time" and "think" whatever it is about.
 	Support float64
 	// Closeness is how far the result's similarity goes from the
 	// query's mean over the conversations searched towards its
@@ -69,6 +73,10 @@ type Evidence struct {
 	// (inverse document frequency over every message); Support itself
 	// without a keyword index, 0 unless Service.Measure.
 	RareSupport float64
+	// Chance is how many of the content words as much text would hold
+	// by chance (chance; 0 without a keyword index), Length the text's
+	// length in messages of the average length.
+	Chance, Length float64
 	// Lead is how far the result's similarity stands above the best of
 	// the other conversations compared (the runner-up, for the most
 	// similar one; below 0 for every other), in the query's spreads
@@ -104,10 +112,13 @@ const (
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
 	found, words := supported(q.contentTerms(), nil, texts)
-	c := Confidence{Support: share(found, words)}
+	length := q.messagesLike(texts)
+	expected := chance(q.rarity.shares, length)
+	c := Confidence{Support: beyondChance(found, words, expected)}
 	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
+	c.Evidence.Chance, c.Evidence.Length = expected, length
 	if q.svc.Measure {
-		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.weights, texts))
+		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.rarity.weights, texts))
 	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
 		c.Evidence.M, c.Evidence.MessageCosine = q.msgSpread.N, ws.bestSim
@@ -193,6 +204,15 @@ func topicTerms(text string) []lexical.Term {
 	return out
 }
 
+// beyondChance is the share of words found beyond those expected by
+// chance: (found − expected) / words; 1 when there are none to find.
+func beyondChance(found, words, expected float64) float64 {
+	if words == 0 {
+		return 1
+	}
+	return (found - expected) / words
+}
+
 // support is the share of terms found in texts (supported).
 func support(terms []lexical.Term, weights []float64, texts []string) float64 {
 	return share(supported(terms, weights, texts))
@@ -272,27 +292,66 @@ func (q *query) measureSelf(ctx context.Context) error {
 	return nil
 }
 
-// weigh sets q.weights, each content term's rarity over every message
-// in the keyword index (BM25's inverse document frequency, the term as
-// support matches it); none without the index.
+// rarity is how common each of the query's content words is among
+// every message in the keyword index (the term as support matches it).
+type rarity struct {
+	// shares: the share of messages holding it; weights: its inverse
+	// document frequency (BM25's), for the dump's RareSupport.
+	shares, weights []float64
+	// avgLen is a message's mean length (lexical.Length).
+	avgLen float64
+	done   bool
+}
+
+// weigh sets q.rarity; none without the keyword index (or while it
+// loads): then chance is 0 and support the share of words found.
 func (q *query) weigh(ctx context.Context) error {
-	if q.weights != nil || q.svc.Keywords == nil {
+	if q.rarity.done || q.svc.Keywords == nil {
 		return nil
 	}
+	q.rarity.done = true
 	idx, err := q.svc.Keywords.Current(ctx)
 	if err != nil || idx == nil {
 		return err
 	}
 	terms := q.contentTerms()
-	q.weights = make([]float64, len(terms))
+	r := rarity{shares: make([]float64, len(terms)), weights: make([]float64, len(terms)), avgLen: idx.AvgLen(), done: true}
 	for i, t := range terms {
 		if t.CJK {
 			t.Text = prefix(t.Text, 2)
 		}
 		df, n := idx.DocFreq(t)
-		q.weights[i] = math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
+		r.weights[i] = math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
+		if n > 0 {
+			r.shares[i] = float64(df) / float64(n)
+		}
 	}
+	q.rarity = r
 	return nil
+}
+
+// chance is how many words a text as long as length messages of the
+// average length holds by chance, each word in a message by its share.
+func chance(shares []float64, length float64) float64 {
+	sum := 0.0
+	for _, p := range shares {
+		sum += 1 - math.Pow(1-p, length)
+	}
+	return sum
+}
+
+// messagesLike is how many messages of the average length texts are as
+// long as (their number, without the average): a KorQuAD paragraph is
+// many chat lines' worth of words.
+func (q *query) messagesLike(texts []string) float64 {
+	if q.rarity.avgLen == 0 {
+		return float64(len(texts))
+	}
+	n := 0
+	for _, t := range texts {
+		n += lexical.Length(t)
+	}
+	return float64(n) / q.rarity.avgLen
 }
 
 func prefix(s string, n int) string {
@@ -318,10 +377,10 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	if err != nil {
 		return false, err
 	}
+	if err := q.weigh(ctx); err != nil {
+		return false, err
+	}
 	if q.svc.Measure {
-		if err := q.weigh(ctx); err != nil {
-			return false, err
-		}
 		if err := q.measureSelf(ctx); err != nil {
 			return false, err
 		}

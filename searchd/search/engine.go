@@ -177,9 +177,9 @@ type query struct {
 	// of those read with them (messagesAround).
 	read   map[int64]sqlite.StoredMessage
 	around map[int64][2]int64
-	// weights are content's rarities (confidence.go's weigh); msgSpread
-	// is the query's similarity over the messages rescored.
-	weights   []float64
+	// rarity is how common content's words are (confidence.go's weigh);
+	// msgSpread is the query's similarity over the messages rescored.
+	rarity    rarity
 	msgSpread index.Spread
 	// self is the query's similarity to itself embedded as a passage:
 	// the ceiling a copy of it reaches (0: not measured; measureSelf).

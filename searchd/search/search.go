@@ -79,16 +79,16 @@ type Config struct {
 	// Standout and Support decide a result's confidence (confidence.go):
 	// it stands out by Standout standard deviations above what the best
 	// of the conversations searched reaches by chance, or Support of the
-	// query's content words are in its messages (in lexical mode:
-	// Support alone). 0.5 and 0.5, chosen by `searchd eval abstain`
-	// (docs/retrieval.md, "Abstention").
+	// query's content words are in its messages beyond those as much
+	// text holds by chance (in lexical mode: Support alone). 1 and 0.4,
+	// chosen by `searchd eval abstain` (docs/retrieval.md, "Abstention").
 	Standout, Support float64
 	// Closeness: a result is also confident when its similarity is this
 	// share of the way from the query's mean similarity over the
 	// conversations searched to the query's similarity to itself
 	// embedded as a passage (a copy's): a translation or a paraphrase,
 	// which shares no words and over many conversations need not stand
-	// out. 0.5, chosen by `searchd eval abstain`; 0 disables it (and
+	// out. 0.4, chosen by `searchd eval abstain`; 0 disables it (and
 	// the query's second embedding).
 	Closeness float64
 	// RescoreBudget bounds embedding messages that have no stored vector
@@ -107,7 +107,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.5, LexicalSupport: 0.25, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
-		Standout: 0.5, Support: 0.5, Closeness: 0.5}
+		Standout: 1, Support: 0.4, Closeness: 0.4}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):

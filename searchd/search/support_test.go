@@ -1,6 +1,8 @@
 package search
 
 import (
+	"context"
+	"math"
 	"strings"
 	"testing"
 )
@@ -13,5 +15,63 @@ func TestSupportReadsWholeMessages(t *testing.T) {
 	long := strings.Repeat("기타의 소리는 픽업에서 나온다. ", 60) + "강철 니켈 구리 도체"
 	if got := support(topicTerms("강철, 니켈, 구리 등의 도체"), nil, []string{long}); got != 0.8 {
 		t.Errorf("support %.2f over a %d-byte message holding 4 of the 5 words at its end, want 0.80", got, len(long))
+	}
+}
+
+// Support counts a word beyond what as much text holds by chance: every
+// one of the twelve conversations holds "really" (half of all messages),
+// so a question of it finds it and is hardly supported by it; a
+// question of words one conversation holds is. Without a keyword index
+// there is nothing to expect, and support is the share found.
+func TestSupportBeyondChance(t *testing.T) {
+	ctx := context.Background()
+	plain := nothingMatchesService(t)
+	s := inMemory(t, plain)
+	for _, c := range []struct {
+		query     string
+		confident bool
+	}{
+		{"really? tell me", false},
+		{"booked flights to japan", true},
+	} {
+		resp, err := s.Search(ctx, Request{Query: c.query, Mode: Semantic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := resp.Results[0].Confidence
+		if resp.NoConfidentResults == c.confident {
+			t.Errorf("%q: no_confident_results %v, first result %+v; want confident %v", c.query, resp.NoConfidentResults, top, c.confident)
+		}
+		if !c.confident {
+			ev := top.Evidence
+			if ev.Found != ev.Words || ev.Words == 0 || ev.Chance < 0.5*float64(ev.Words) || top.Support >= s.Config.Support {
+				t.Errorf("%q: %d of %d words found, %.2f expected by chance, support %.2f: want all found, most expected, too little supported", c.query, ev.Found, ev.Words, ev.Chance, top.Support)
+			}
+			resp, err := plain.Search(ctx, Request{Query: c.query, Mode: Semantic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Results[0].Confidence.Support; got != 1 {
+				t.Errorf("%q without a keyword index: support %.2f, want the share found, 1", c.query, got)
+			}
+		}
+	}
+}
+
+func TestChance(t *testing.T) {
+	// A word in half of all messages is in one of two messages 3 times in 4.
+	if got := chance([]float64{0.5, 0}, 2); math.Abs(got-0.75) > 1e-9 {
+		t.Errorf("chance = %.3f, want 0.75", got)
+	}
+	if got := beyondChance(1, 2, 0.75); math.Abs(got-0.125) > 1e-9 {
+		t.Errorf("beyondChance = %.3f, want (1 − 0.75) / 2", got)
+	}
+	if got := beyondChance(0, 0, 0); got != 1 {
+		t.Errorf("beyondChance without words = %.3f, want 1", got)
+	}
+	// A paragraph is as many messages as its length in average messages.
+	q := &query{rarity: rarity{avgLen: 2}}
+	if got := q.messagesLike([]string{"one two three four", "five six"}); got != 3 {
+		t.Errorf("messagesLike = %.2f, want 6 words / 2", got)
 	}
 }

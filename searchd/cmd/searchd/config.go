@@ -82,7 +82,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	c.Search = search.DefaultConfig()
 	fs.Float64Var(&c.Search.MinSimilarity, "min-similarity", -1, "drop semantic results below this cosine similarity and say nothing confident was found (0: off; -1: the model's calibrated floor, min_similarity in "+embed.ConfigFile+", for serve, off for eval)")
 	fs.Float64Var(&c.Search.Standout, "standout", c.Search.Standout, "a result is confident when its similarity stands this many standard deviations above what the best of the conversations searched reaches by chance (docs/retrieval.md, \"Abstention\")")
-	fs.Float64Var(&c.Search.Support, "support", c.Search.Support, "... or when this share of the query's content words is in its messages")
+	fs.Float64Var(&c.Search.Support, "support", c.Search.Support, "... or when this share of the query's content words is in its messages beyond those as much text holds by chance")
 	fs.Float64Var(&c.Search.Closeness, "closeness", c.Search.Closeness, "... or when its similarity goes this share of the way from the query's mean over the conversations searched to the query's similarity to itself as a passage, a copy's (0: off, and no second embedding of the query)")
 	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking's z-scores")
 	fs.Float64Var(&c.Search.LexicalSupport, "lexical-support", c.Search.LexicalSupport, "hybrid: fuse the lexical ranking only when one of its first hits holds this share of the query's content words (0: always)")

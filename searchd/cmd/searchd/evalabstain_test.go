@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,14 +89,18 @@ func TestEvalAbstain(t *testing.T) {
 			continue // nothing passed the similarity floor
 		}
 		for _, k := range []string{"high", "standout", "support", "closeness", "rare_support", "message_z", "z", "lead", "cosine", "message_cosine", "words", "found", "semantic_rank", "lexical_rank",
-			"mean", "std", "self"} {
+			"mean", "std", "self", "chance", "length"} {
 			if _, ok := c.Top[0][k]; !ok {
 				t.Errorf("dump line without %q: %s", k, line)
 			}
 		}
-		if c.Kind == "answerable" && c.Top[0]["rare_support"] != c.Top[0]["support"] {
-			// Every word of the question is in its answer: 1 either way.
+		if c.Kind == "answerable" && c.Top[0]["rare_support"] != 1.0 {
+			// Every word of the question is in its answer: 1 however weighted.
 			t.Errorf("rarity-weighted support not measured: %s", line)
+		}
+		if found, words, chance := c.Top[0]["found"].(float64), c.Top[0]["words"].(float64), c.Top[0]["chance"].(float64); words > 0 &&
+			(chance <= 0 || math.Abs(c.Top[0]["support"].(float64)-(found-chance)/words) > 1e-9) {
+			t.Errorf("support is not the share found beyond chance: %s", line)
 		}
 		if c.Kind == "answerable" && (c.Top[0]["words"] != c.Top[0]["found"] || c.Top[0]["words"] == 0.0) {
 			t.Errorf("the words found are not counted: %s", line)
