@@ -111,9 +111,10 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	found, words := supported(q.contentTerms(), nil, texts)
+	held := holding(q.contentTerms(), texts)
+	found, words := counted(held, nil)
 	length := q.messagesLike(texts)
-	expected := chance(q.rarity.shares, length)
+	expected := q.rarity.chance(held, length, len(texts))
 	c := Confidence{Support: beyondChance(found, words, expected)}
 	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
 	c.Evidence.Chance, c.Evidence.Length = expected, length
@@ -228,17 +229,41 @@ func share(found, all float64) float64 {
 }
 
 // supported counts the terms found in texts, each by its weight (nil: 1
-// each), and all of them: a Latin word as a word sharing its first four
-// letters (moving, moved: move), all of a shorter one; a CJK run by its
-// first two characters, the stem a Korean particle or ending follows
-// (이사를, 이사).
+// each), and all of them (holding).
 func supported(terms []lexical.Term, weights []float64, texts []string) (found, all float64) {
+	return counted(holding(terms, texts), weights)
+}
+
+// counted sums the weights (nil: 1 each) of the terms some text holds,
+// and of all of them.
+func counted(held []int, weights []float64) (found, all float64) {
+	for i, n := range held {
+		w := 1.0
+		if weights != nil {
+			w = weights[i]
+		}
+		all += w
+		if n > 0 {
+			found += w
+		}
+	}
+	return found, all
+}
+
+// holding counts, for each term, the texts holding it: a Latin word as
+// a word sharing its first four letters (moving, moved: move), all of a
+// shorter one; a CJK run by its first two characters, the stem a Korean
+// particle or ending follows (이사를, 이사).
+func holding(terms []lexical.Term, texts []string) []int {
+	held := make([]int, len(terms))
 	if len(terms) == 0 {
-		return 0, 0
+		return held
 	}
 	words := map[string]bool{}
 	var cjk strings.Builder
 	for _, t := range texts {
+		clear(words)
+		cjk.Reset()
 		// Every word of a message, however long: Terms would keep a
 		// query's first 64 (a KorQuAD paragraph's first sentences).
 		lexical.EachTerm(t, func(w lexical.Term) {
@@ -248,19 +273,14 @@ func supported(terms []lexical.Term, weights []float64, texts []string) (found, 
 				words[prefix(w.Text, 4)] = true
 			}
 		})
-	}
-	joined := cjk.String()
-	for i, t := range terms {
-		w := 1.0
-		if weights != nil {
-			w = weights[i]
-		}
-		all += w
-		if t.CJK && strings.Contains(joined, prefix(t.Text, 2)) || !t.CJK && words[prefix(t.Text, 4)] {
-			found += w
+		joined := cjk.String()
+		for i, t := range terms {
+			if t.CJK && strings.Contains(joined, prefix(t.Text, 2)) || !t.CJK && words[prefix(t.Text, 4)] {
+				held[i]++
+			}
 		}
 	}
-	return found, all
+	return held
 }
 
 // embed embeds the query.
@@ -295,9 +315,10 @@ func (q *query) measureSelf(ctx context.Context) error {
 // rarity is how common each of the query's content words is among
 // every message in the keyword index (the term as support matches it).
 type rarity struct {
-	// shares: the share of messages holding it; weights: its inverse
+	// df: how many messages hold it, of n; weights: its inverse
 	// document frequency (BM25's), for the dump's RareSupport.
-	shares, weights []float64
+	df, weights []float64
+	n           float64
 	// avgLen is a message's mean length (lexical.Length).
 	avgLen float64
 	done   bool
@@ -315,27 +336,31 @@ func (q *query) weigh(ctx context.Context) error {
 		return err
 	}
 	terms := q.contentTerms()
-	r := rarity{shares: make([]float64, len(terms)), weights: make([]float64, len(terms)), avgLen: idx.AvgLen(), done: true}
+	r := rarity{df: make([]float64, len(terms)), weights: make([]float64, len(terms)), avgLen: idx.AvgLen(), done: true}
 	for i, t := range terms {
 		if t.CJK {
 			t.Text = prefix(t.Text, 2)
 		}
 		df, n := idx.DocFreq(t)
 		r.weights[i] = math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
-		if n > 0 {
-			r.shares[i] = float64(df) / float64(n)
-		}
+		r.df[i], r.n = float64(df), float64(n)
 	}
 	q.rarity = r
 	return nil
 }
 
-// chance is how many words a text as long as length messages of the
-// average length holds by chance, each word in a message by its share.
-func chance(shares []float64, length float64) float64 {
+// chance is how many of the words a text as long as length messages of
+// the average length holds by chance, each word in a message by its
+// share of the other messages: the text's k messages, which hold them
+// held times, are left out, or a small server's topic would be common
+// for being talked about in the conversation judged.
+func (r rarity) chance(held []int, length float64, k int) float64 {
 	sum := 0.0
-	for _, p := range shares {
-		sum += 1 - math.Pow(1-p, length)
+	for i, df := range r.df {
+		if others := r.n - float64(k); others > 0 {
+			p := max(0, df-float64(held[i])) / others
+			sum += 1 - math.Pow(1-p, length)
+		}
 	}
 	return sum
 }

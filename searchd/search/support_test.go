@@ -59,8 +59,11 @@ func TestSupportBeyondChance(t *testing.T) {
 }
 
 func TestChance(t *testing.T) {
-	// A word in half of all messages is in one of two messages 3 times in 4.
-	if got := chance([]float64{0.5, 0}, 2); math.Abs(got-0.75) > 1e-9 {
+	// A word in half of the other messages is in a text as long as two
+	// 3 times in 4: 6 of 12 messages hold it, 1 of them the text's own
+	// 2 (5 of the other 10); a word only the text holds, never.
+	r := rarity{df: []float64{6, 2}, n: 12}
+	if got := r.chance([]int{1, 2}, 2, 2); math.Abs(got-0.75) > 1e-9 {
 		t.Errorf("chance = %.3f, want 0.75", got)
 	}
 	if got := beyondChance(1, 2, 0.75); math.Abs(got-0.125) > 1e-9 {
