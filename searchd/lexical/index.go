@@ -121,11 +121,20 @@ func (x *Index) AvgLen() float64 {
 }
 
 // Length is text's length as the index counts it: its words and its
-// CJK bigrams.
+// CJK bigrams (TermLength of each of its terms).
 func Length(text string) int {
 	n := 0
-	Tokens(text, func(string, bool) { n++ })
-	return n + len(strings.Fields(Bigrams(text)))
+	EachTerm(text, func(t Term) { n += TermLength(t) })
+	return n
+}
+
+// TermLength is how much a term of a text (EachTerm) adds to its length:
+// a token, and a CJK run's bigrams (a lone character stands alone).
+func TermLength(t Term) int {
+	if !t.CJK {
+		return 1
+	}
+	return 1 + max(1, utf8.RuneCountInString(t.Text)-1)
 }
 
 var countsPool = sync.Pool{New: func() any { return map[string]int{} }}

@@ -111,9 +111,9 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	held := holding(q.contentTerms(), texts)
+	held, n := holding(q.contentTerms(), texts)
 	found, words := counted(held, nil)
-	length := q.messagesLike(texts)
+	length := q.messagesLike(n, len(texts))
 	expected := q.rarity.chance(held, length, len(texts))
 	c := Confidence{Support: beyondChance(found, words, expected)}
 	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
@@ -231,7 +231,8 @@ func share(found, all float64) float64 {
 // supported counts the terms found in texts, each by its weight (nil: 1
 // each), and all of them (holding).
 func supported(terms []lexical.Term, weights []float64, texts []string) (found, all float64) {
-	return counted(holding(terms, texts), weights)
+	held, _ := holding(terms, texts)
+	return counted(held, weights)
 }
 
 // counted sums the weights (nil: 1 each) of the terms some text holds,
@@ -253,12 +254,10 @@ func counted(held []int, weights []float64) (found, all float64) {
 // holding counts, for each term, the texts holding it: a Latin word as
 // a word sharing its first four letters (moving, moved: move), all of a
 // shorter one; a CJK run by its first two characters, the stem a Korean
-// particle or ending follows (이사를, 이사).
-func holding(terms []lexical.Term, texts []string) []int {
-	held := make([]int, len(terms))
-	if len(terms) == 0 {
-		return held
-	}
+// particle or ending follows (이사를, 이사). And the texts' length as the
+// keyword index counts it (lexical.Length).
+func holding(terms []lexical.Term, texts []string) (held []int, length int) {
+	held = make([]int, len(terms))
 	words := map[string]bool{}
 	var cjk strings.Builder
 	for _, t := range texts {
@@ -267,6 +266,10 @@ func holding(terms []lexical.Term, texts []string) []int {
 		// Every word of a message, however long: Terms would keep a
 		// query's first 64 (a KorQuAD paragraph's first sentences).
 		lexical.EachTerm(t, func(w lexical.Term) {
+			length += lexical.TermLength(w)
+			if len(terms) == 0 {
+				return
+			}
 			if w.CJK {
 				cjk.WriteString(w.Text + " ")
 			} else {
@@ -280,7 +283,7 @@ func holding(terms []lexical.Term, texts []string) []int {
 			}
 		}
 	}
-	return held
+	return held, length
 }
 
 // embed embeds the query.
@@ -365,16 +368,12 @@ func (r rarity) chance(held []int, length float64, k int) float64 {
 	return sum
 }
 
-// messagesLike is how many messages of the average length texts are as
-// long as (their number, without the average): a KorQuAD paragraph is
-// many chat lines' worth of words.
-func (q *query) messagesLike(texts []string) float64 {
+// messagesLike is how many messages of the average length k texts of
+// length n are as long as (k, without the average): a KorQuAD paragraph
+// is many chat lines' worth of words.
+func (q *query) messagesLike(n, k int) float64 {
 	if q.rarity.avgLen == 0 {
-		return float64(len(texts))
-	}
-	n := 0
-	for _, t := range texts {
-		n += lexical.Length(t)
+		return float64(k)
 	}
 	return float64(n) / q.rarity.avgLen
 }
@@ -425,12 +424,20 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 // rate sets the page's confidences and says whether one of top is
 // confident; texts are top's and then page's.
 func (q *query) rate(top, page []Result, texts [][]string) bool {
+	type key struct{ segment, message int64 }
+	judged := map[key]Confidence{} // the first page begins with top
 	confident := false
 	for i, r := range top {
-		confident = confident || q.confidence(r, texts[i]).High
+		c := q.confidence(r, texts[i])
+		judged[key{r.SegmentID, r.MessageID}] = c
+		confident = confident || c.High
 	}
-	for i := range page {
-		page[i].Confidence = q.confidence(page[i], texts[len(top)+i])
+	for i, r := range page {
+		c, ok := judged[key{r.SegmentID, r.MessageID}]
+		if !ok {
+			c = q.confidence(r, texts[len(top)+i])
+		}
+		page[i].Confidence = c
 	}
 	return confident
 }

@@ -74,7 +74,8 @@ func TestChance(t *testing.T) {
 	}
 	// A paragraph is as many messages as its length in average messages.
 	q := &query{rarity: rarity{avgLen: 2}}
-	if got := q.messagesLike([]string{"one two three four", "five six"}); got != 3 {
+	_, n := holding(nil, []string{"one two three four", "five six"})
+	if got := q.messagesLike(n, 2); got != 3 {
 		t.Errorf("messagesLike = %.2f, want 6 words / 2", got)
 	}
 }
