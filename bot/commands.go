@@ -241,11 +241,11 @@ func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *d
 		picked = discord.ChannelID(s)
 	}
 	pg := &page{asker: sender(e), picked: picked, public: public, here: e.ChannelID}
-	channels, err := b.answerChannels(e.GuildID, e.Member, pg)
+	channels, readable, err := b.answerChannels(e.GuildID, e.Member, pg)
 	if err != nil {
 		return nil, err
 	}
-	req := api.QueryRequest{Question: d.Options.Find("question").String(), Channels: channels,
+	req := api.QueryRequest{Question: d.Options.Find("question").String(), Channels: channels, Readable: readable,
 		Since: d.Options.Find("since").String(), Until: d.Options.Find("until").String(), Limit: b.cfg.PageSize}
 	if s, err := d.Options.Find("author").SnowflakeValue(); err == nil && s.IsValid() {
 		req.Authors = []api.ID{api.ID(s)}
@@ -265,11 +265,11 @@ var errAccessChanged error = &userError{id: "accessChanged"}
 // more shows an answer's next page, to the same audience, after checking
 // the asker's channels again with the button press's member data.
 func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *page, l lang) (*reply, error) {
-	channels, err := b.answerChannels(e.GuildID, e.Member, pg)
+	channels, readable, err := b.answerChannels(e.GuildID, e.Member, pg)
 	if err != nil {
 		return nil, err
 	}
-	if !sameIDs(channels, pg.request.Channels) {
+	if !sameIDs(channels, pg.request.Channels) || !sameIDs(readable, pg.request.Readable) {
 		return nil, errAccessChanged
 	}
 	resp, err := b.searchd.Query(ctx, &pg.request)
@@ -280,12 +280,25 @@ func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *p
 }
 
 // answerChannels is the channel filter of an answer: the asker's, or for
-// a public one, what every reader of its channel may read.
-func (b *Bot) answerChannels(guildID discord.GuildID, member *discord.Member, pg *page) ([]api.ID, error) {
-	if pg.public {
-		return b.publicFilter(guildID, member, pg.here, pg.picked)
+// a public one, what every reader of its channel may read. When a channel
+// is picked, readable is the filter without it: what the audience may
+// read, which searchd tells how common a word is from (api.QueryRequest).
+func (b *Bot) answerChannels(guildID discord.GuildID, member *discord.Member, pg *page) (channels, readable []api.ID, err error) {
+	filter := func(picked discord.ChannelID) ([]api.ID, error) {
+		if pg.public {
+			return b.publicFilter(guildID, member, pg.here, picked)
+		}
+		return b.channelFilter(guildID, member, picked)
 	}
-	return b.channelFilter(guildID, member, pg.picked)
+	if channels, err = filter(pg.picked); err != nil || !pg.picked.IsValid() {
+		return channels, nil, err
+	}
+	if readable, err = filter(0); err != nil {
+		// More than searchd takes in a list: told from the picked
+		// channel alone, which the audience may read.
+		return channels, nil, nil
+	}
+	return channels, readable, nil
 }
 
 func sameIDs(a, b []api.ID) bool {

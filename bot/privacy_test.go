@@ -243,3 +243,44 @@ func TestPrivateThreadIsNeverSearched(t *testing.T) {
 		t.Errorf("a public answer inside the private thread: %v %s", edit["content"], text)
 	}
 }
+
+// With a channel picked, an answer also sends what its audience may read
+// (api.QueryRequest.Readable, which searchd tells how common a word is
+// from): the asker's channels for a private answer, every reader's for a
+// public one; never a channel the audience cannot read. Without a pick,
+// nothing more than the filter.
+func TestPickedChannelSendsWhatTheAudienceMayRead(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	has := func(ids []api.ID, ch discord.ChannelID) bool {
+		for _, id := range ids {
+			if id == api.ID(ch) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		name      string
+		who       discord.UserID
+		pg        page
+		staffRead bool
+	}{
+		{"alice, private, #general picked", alice, page{picked: general}, true},
+		{"bob, private, #general picked", bob, page{picked: general}, false},
+		{"alice, public in #general, #general picked", alice, page{picked: general, public: true, here: general}, false},
+	} {
+		m, _ := e.discord.Member(c.who)
+		channels, readable, err := e.bot.answerChannels(guildID, &m, &c.pg)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if has(channels, staff) || !has(channels, general) || !has(readable, general) || has(readable, staff) != c.staffRead {
+			t.Errorf("%s: channels %v, readable %v; want #general searched, #staff readable %v", c.name, channels, readable, c.staffRead)
+		}
+		c.pg.picked = 0
+		if _, readable, _ := e.bot.answerChannels(guildID, &m, &c.pg); readable != nil {
+			t.Errorf("%s, no pick: readable %v, want none (the filter is all)", c.name, readable)
+		}
+	}
+}

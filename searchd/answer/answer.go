@@ -69,8 +69,11 @@ type Service struct {
 
 // Request is a question with the caller's filters.
 type Request struct {
-	Question       string
-	Filter         sqlite.Filter
+	Question string
+	Filter   sqlite.Filter
+	// Readable are the channels the audience may read when Filter
+	// narrows to fewer (search.Request.Readable).
+	Readable       []int64
 	Limit          int
 	RankedMessages bool
 	// Cursor continues an earlier answer's results (Response.NextCursor):
@@ -191,7 +194,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	confident := false
 	if when, dated := timeIn(q, s.now()); dated {
 		if timed, ok := when.narrow(filter); ok {
-			if results, ranked, confident, err = s.searchAll(ctx, resp.Plan, question, timed, authors, req.RankedMessages); err != nil {
+			if results, ranked, confident, err = s.searchAll(ctx, resp.Plan, question, timed, req.Readable, authors, req.RankedMessages); err != nil {
 				return nil, err
 			}
 			if len(results) > 0 {
@@ -201,7 +204,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		resp.TimeFallback = len(results) == 0
 	}
 	if len(results) == 0 {
-		if results, ranked, confident, err = s.searchAll(ctx, resp.Plan, question, filter, authors, req.RankedMessages); err != nil {
+		if results, ranked, confident, err = s.searchAll(ctx, resp.Plan, question, filter, req.Readable, authors, req.RankedMessages); err != nil {
 			return nil, err
 		}
 	}
@@ -264,7 +267,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 // It is confident when one of the subqueries' searches is (confident
 // results found by any of them), and a fused result is confident when it
 // was in any of them.
-func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.Filter, named []int64, ranked bool) ([]search.Result, []int64, bool, error) {
+func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.Filter, readable, named []int64, ranked bool) ([]search.Result, []int64, bool, error) {
 	lists := make([][]search.Result, len(p.Subqueries))
 	msgLists := make([][]int64, len(p.Subqueries))
 	confident := make([]bool, len(p.Subqueries))
@@ -277,7 +280,7 @@ func (s *Service) searchAll(ctx context.Context, p Plan, question int, f sqlite.
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f, Named: named,
+			r, err := s.Search.Search(ctx, search.Request{Query: sq, Keywords: p.Keywords, Filter: f, Readable: readable, Named: named,
 				Mode: s.mode(), Limit: s.Config.PerSubquery, RankedMessages: ranked})
 			if err == nil {
 				lists[i], msgLists[i], confident[i] = r.Results, r.RankedMessages, !r.NoConfidentResults

@@ -57,7 +57,7 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 			return nil, inputErr("invalid cursor")
 		}
 	}
-	results, _, _, err := s.searchAll(ctx, c.Plan, question, filter, c.Authors, false)
+	results, _, _, err := s.searchAll(ctx, c.Plan, question, filter, req.Readable, c.Authors, false)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,15 @@ type Index struct {
 	channels, authors ordinals
 	live              int
 	tokens            int64 // over live docs
+	// perChannel totals each channel's live docs (by ordinal), for
+	// Rarity over some channels.
+	perChannel []totals
+}
+
+// totals are some docs' number and length.
+type totals struct {
+	docs   int
+	tokens int64
 }
 
 // doc is a message's record: 16 bytes (whether it is deleted is in dead).
@@ -100,24 +109,61 @@ func (x *Index) Len() int {
 	return x.live
 }
 
-// DocFreq is how many live messages hold t, and how many live messages
-// there are: how rare a word is, for weighing it (search's support).
-func (x *Index) DocFreq(t Term) (df, n int) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	_, df = x.match(t)
-	return df, x.live
+// countIn adds docs and tokens to a channel's totals.
+func (x *Index) countIn(channel uint32, docs int, tokens int64) {
+	for int(channel) >= len(x.perChannel) {
+		x.perChannel = append(x.perChannel, totals{})
+	}
+	t := &x.perChannel[channel]
+	t.docs += docs
+	t.tokens += tokens
 }
 
-// AvgLen is the mean length of a live message, in the tokens Length
-// counts.
-func (x *Index) AvgLen() float64 {
+// Rarity is, over the live messages of channels (none: of every
+// channel), how many hold each of terms (as a search matches them), how
+// many there are and their mean length (Length): how common a word is
+// where a search may look, told from none of the messages elsewhere (a
+// member asking must learn nothing of a channel they cannot read, not
+// even how often a word is said there).
+func (x *Index) Rarity(terms []Term, channels []int64) (df []int, n int, avgLen float64) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.live == 0 {
+	df = make([]int, len(terms))
+	if len(channels) == 0 {
+		for i, t := range terms {
+			_, df[i] = x.match(t)
+		}
+		return df, x.live, mean(x.tokens, x.live)
+	}
+	a := x.admits(Filter{Channels: channels})
+	var tokens int64
+	for c, in := range a.channels {
+		if in && c < len(x.perChannel) {
+			n += x.perChannel[c].docs
+			tokens += x.perChannel[c].tokens
+		}
+	}
+	for i, t := range terms {
+		l, _ := x.match(t)
+		for b := range l.blocks {
+			if l.spans[b].channels&a.channelBits == 0 {
+				continue // none of the block's messages is in the channels
+			}
+			for _, p := range l.ps[b*blockSize : min((b+1)*blockSize, len(l.ps))] {
+				if !x.dead.has(p.doc) && a.channels[x.meta[p.doc].channel] {
+					df[i]++
+				}
+			}
+		}
+	}
+	return df, n, mean(tokens, n)
+}
+
+func mean(sum int64, n int) float64 {
+	if n == 0 {
 		return 0
 	}
-	return float64(x.tokens) / float64(x.live)
+	return float64(sum) / float64(n)
 }
 
 // Length is text's length as the index counts it: its words and its
@@ -170,6 +216,7 @@ func (x *Index) Put(d Doc) {
 	x.dead.grow(len(x.docs))
 	x.live++
 	x.tokens += int64(length)
+	x.countIn(x.meta[n].channel, 1, int64(length))
 	for tok, c := range counts {
 		l := x.postings[tok]
 		if l == nil {
@@ -224,6 +271,7 @@ func (x *Index) deleteLocked(id int64) {
 	x.dead.set(n)
 	x.live--
 	x.tokens -= int64(x.docs[n].length)
+	x.countIn(x.meta[n].channel, -1, -int64(x.docs[n].length))
 	if dead := len(x.docs) - x.live; dead > 1024 && dead > x.live/4 {
 		x.compactLocked()
 	}

@@ -205,7 +205,34 @@ func TestLengthIsTheIndexs(t *testing.T) {
 		x.Put(Doc{ID: int64(i + 1), Content: s})
 		total += Length(s)
 	}
-	if got, want := x.AvgLen(), float64(total)/float64(len(texts)); got != want {
-		t.Errorf("AvgLen %.3f, want the mean Length %.3f", got, want)
+	if _, _, got := x.Rarity(nil, nil); got != float64(total)/float64(len(texts)) {
+		t.Errorf("mean length %.3f, want the mean Length %.3f", got, float64(total)/float64(len(texts)))
+	}
+}
+
+// Rarity over some channels counts their messages only: how often a word
+// is said in a channel the asker cannot read changes nothing it says.
+func TestRarityIsTheChannels(t *testing.T) {
+	x := NewIndex()
+	id := int64(0)
+	put := func(channel int64, text string) int64 {
+		id++
+		x.Put(Doc{ID: id, ChannelID: channel, Content: text})
+		return id
+	}
+	put(1, "moving next month")
+	gone := put(1, "moving boxes everywhere")
+	put(1, "pizza tonight")
+	for range 300 { // a private channel that talks of nothing else
+		put(2, "moving moving layoffs 이사")
+	}
+	x.Delete(gone)
+	terms := []Term{{Text: "moving"}, {Text: "layoffs"}, {Text: "이사", CJK: true}}
+	df, n, avg := x.Rarity(terms, []int64{1})
+	if df[0] != 1 || df[1] != 0 || df[2] != 0 || n != 2 || avg != 2.5 {
+		t.Errorf("over channel 1: df %v, %d messages of mean length %.2f; want [1 0 0], 2, 2.5 (its live messages only)", df, n, avg)
+	}
+	if df, n, _ := x.Rarity(terms, nil); df[0] != 301 || df[1] != 300 || df[2] != 300 || n != 302 {
+		t.Errorf("over every channel: df %v, %d messages; want [301 300 300], 302", df, n)
 	}
 }

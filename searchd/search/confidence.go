@@ -315,8 +315,9 @@ func (q *query) measureSelf(ctx context.Context) error {
 	return nil
 }
 
-// rarity is how common each of the query's content words is among
-// every message in the keyword index (the term as support matches it).
+// rarity is how common each of the query's content words is among the
+// messages of the channels searched (the term as support matches it):
+// never of the others, which the asker may not read.
 type rarity struct {
 	// df: how many messages hold it, of n; weights: its inverse
 	// document frequency (BM25's), for the dump's RareSupport.
@@ -338,15 +339,25 @@ func (q *query) weigh(ctx context.Context) error {
 	if err != nil || idx == nil {
 		return err
 	}
-	terms := q.contentTerms()
-	r := rarity{df: make([]float64, len(terms)), weights: make([]float64, len(terms)), avgLen: idx.AvgLen(), done: true}
+	scope := q.Readable
+	if len(scope) == 0 {
+		scope = q.Filter.Channels
+	}
+	f, err := q.svc.DB.WithThreads(ctx, sqlite.Filter{Channels: scope})
+	if err != nil {
+		return err
+	}
+	terms := slices.Clone(q.contentTerms())
 	for i, t := range terms {
 		if t.CJK {
-			t.Text = prefix(t.Text, 2)
+			terms[i].Text = prefix(t.Text, 2)
 		}
-		df, n := idx.DocFreq(t)
-		r.weights[i] = math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
-		r.df[i], r.n = float64(df), float64(n)
+	}
+	df, n, avgLen := idx.Rarity(terms, f.Channels)
+	r := rarity{df: make([]float64, len(terms)), weights: make([]float64, len(terms)), n: float64(n), avgLen: avgLen, done: true}
+	for i := range terms {
+		r.weights[i] = math.Log(1 + (float64(n-df[i])+0.5)/(float64(df[i])+0.5))
+		r.df[i] = float64(df[i])
 	}
 	q.rarity = r
 	return nil

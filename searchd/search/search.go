@@ -151,6 +151,11 @@ type Request struct {
 	Query    string
 	Keywords []string
 	Filter   sqlite.Filter
+	// Readable are the channels the audience may read, when Filter
+	// narrows the search to fewer (a channel picked): how common a word
+	// is, for a result's support, is told from them, never from a channel
+	// they cannot read (none: from Filter's channels, or every channel).
+	Readable []int64
 	Mode     Mode
 	Limit    int
 	Cursor   string

@@ -5,6 +5,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
 )
 
 // Support reads every word of a message, however long: a KorQuAD
@@ -77,5 +82,43 @@ func TestChance(t *testing.T) {
 	_, n := holding(nil, []string{"one two three four", "five six"})
 	if got := q.messagesLike(n, 2); got != 3 {
 		t.Errorf("messagesLike = %.2f, want 6 words / 2", got)
+	}
+}
+
+// A result's support is told from the channels searched only: a channel
+// the asker cannot read, full of the question's words, changes nothing
+// of it (or a question could tell how often a word is said there).
+func TestSupportIsTheChannelsSearched(t *testing.T) {
+	ctx := context.Background()
+	s := inMemory(t, nothingMatchesService(t))
+	req := Request{Query: "booked flights to japan", Mode: Semantic, Filter: sqlite.Filter{Channels: []int64{general}}}
+	before := run(t, s, req).Results[0].Confidence
+	var private []searchd.Message
+	for i := range 200 {
+		private = append(private, m(int64(1000+i), games, bob, time.Duration(i)*time.Minute, "booked flights to japan again, japan flights"))
+	}
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: private}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	after := run(t, s, req).Results[0].Confidence
+	if after.Support != before.Support || after.Evidence.Chance != before.Evidence.Chance {
+		t.Errorf("support %.3f (%.3f words expected) before another channel's messages, %.3f (%.3f) after: want the same",
+			before.Support, before.Evidence.Chance, after.Support, after.Evidence.Chance)
+	}
+	// Told from the channels the audience may read, when the search is
+	// narrowed to fewer: the same when those are the channel searched,
+	// more expected when they hold the other channel.
+	req.Readable = []int64{general}
+	if got := run(t, s, req).Results[0].Confidence; got.Evidence.Chance != before.Evidence.Chance {
+		t.Errorf("readable = the channel searched: %.3f words expected, want %.3f", got.Evidence.Chance, before.Evidence.Chance)
+	}
+	req.Readable = []int64{general, games}
+	if got := run(t, s, req).Results[0].Confidence; got.Evidence.Chance <= before.Evidence.Chance {
+		t.Errorf("readable holding the other channel: %.3f words expected, want more than %.3f", got.Evidence.Chance, before.Evidence.Chance)
+	}
+	// Over every channel (a search without a filter) they count.
+	req.Filter, req.Readable = sqlite.Filter{}, nil
+	if all := run(t, s, req).Results[0].Confidence; all.Evidence.Chance <= before.Evidence.Chance {
+		t.Errorf("over every channel %.3f words expected, over the one %.3f: want more", all.Evidence.Chance, before.Evidence.Chance)
 	}
 }

@@ -20,7 +20,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req := answer.Request{Question: in.Question, Limit: in.Limit, Cursor: in.Cursor}
-	if len(in.Authors) > search.MaxFilterIDs || len(in.Channels) > search.MaxFilterIDs {
+	if len(in.Authors) > search.MaxFilterIDs || len(in.Channels) > search.MaxFilterIDs || len(in.Readable) > search.MaxFilterIDs {
 		return errorf(http.StatusBadRequest, "at most %d values per filter", search.MaxFilterIDs)
 	}
 	for _, a := range in.Authors {
@@ -28,6 +28,9 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, c := range in.Channels {
 		req.Filter.Channels = append(req.Filter.Channels, int64(c))
+	}
+	for _, c := range in.Readable {
+		req.Readable = append(req.Readable, int64(c))
 	}
 	var err error
 	if req.Filter.Since, req.Filter.Until, err = parseRange(in.Since, in.Until); err != nil {

@@ -16,7 +16,7 @@ import (
 )
 
 // searchParams are the query parameters GET /v1/search accepts.
-var searchParams = map[string]bool{"q": true, "keywords": true, "author": true, "channel": true, "since": true,
+var searchParams = map[string]bool{"q": true, "keywords": true, "author": true, "channel": true, "readable": true, "since": true,
 	"until": true, "mode": true, "limit": true, "cursor": true, "ranked": true}
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
@@ -142,6 +142,9 @@ func ParseSearch(v url.Values) (*search.Request, error) {
 	}
 	if req.Filter.Channels, err = ids(list("channel")); err != nil {
 		return nil, fmt.Errorf("channel: %w", err)
+	}
+	if req.Readable, err = ids(list("readable")); err != nil {
+		return nil, fmt.Errorf("readable: %w", err)
 	}
 	if req.Filter.Since, err = parseTime(v.Get("since")); err != nil {
 		return nil, fmt.Errorf("since: %w", err)

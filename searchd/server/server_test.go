@@ -304,6 +304,7 @@ func TestBadRequests(t *testing.T) {
 		{"search: unknown parameter", "GET", "/v1/search?q=x&colour=red", ``, nil, 400, "unknown parameter"},
 		{"search: bad since", "GET", "/v1/search?q=x&since=banana", ``, nil, 400, "since"},
 		{"search: bad author", "GET", "/v1/search?q=x&author=bob", ``, nil, 400, "author"},
+		{"search: bad readable", "GET", "/v1/search?q=x&readable=general", ``, nil, 400, "readable"},
 		{"search: bad limit", "GET", "/v1/search?q=x&limit=500", ``, nil, 400, "limit"},
 		{"search: bad mode", "GET", "/v1/search?q=x&mode=fuzzy", ``, nil, 400, "mode"},
 		{"search: bad cursor", "GET", "/v1/search?q=x&mode=lexical&cursor=zzz", ``, nil, 400, "invalid cursor"},

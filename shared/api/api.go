@@ -402,6 +402,10 @@ type QueryRequest struct {
 	Question string `json:"question"`
 	Authors  []ID   `json:"authors,omitempty"`
 	Channels []ID   `json:"channels,omitempty"`
+	// Readable are the channels the audience may read, when Channels
+	// narrows to fewer: how common a word is, for a result's support, is
+	// told from them (none: from Channels).
+	Readable []ID   `json:"readable,omitempty"`
 	Since    string `json:"since,omitempty"` // RFC 3339, a date, or Unix µs
 	Until    string `json:"until,omitempty"`
 	Limit    int    `json:"limit,omitempty"`

@@ -104,6 +104,13 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 		return err
 	}
 	defer closeDump()
+	// Each question is asked as the bot asks it for a member who may read
+	// every set's channels and picked one: how common a word is
+	// (support) is told from all of them (search.Request.Readable).
+	var readable []int64
+	for i := range loaded {
+		readable = append(readable, loaded[i].channels...)
+	}
 	tally := map[abstainKey]*abstainTally{}
 	var order []abstainKey
 	ask := func(s *set, kind string, q evalQuery, text string, channel int64) error {
@@ -115,7 +122,7 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 				tally[k] = t
 				order = append(order, k)
 			}
-			c, err := askAbstain(ctx, svc, ans, via, text, channel)
+			c, err := askAbstain(ctx, svc, ans, via, text, channel, readable)
 			if err != nil {
 				return fmt.Errorf("%s %s query %s: %w", s.name, kind, q.ID, err)
 			}
@@ -193,20 +200,21 @@ type abstainCase struct {
 	top     []map[string]any // the first results' confidence, for the dump
 }
 
-// askAbstain asks text in channel by /v1/search's default mode or by
-// /v1/query's pipeline (rules plan, no summary).
-func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, via, text string, channel int64) (abstainCase, error) {
+// askAbstain asks text in channel, for an audience that may read
+// readable, by /v1/search's default mode or by /v1/query's pipeline
+// (rules plan, no summary).
+func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, via, text string, channel int64, readable []int64) (abstainCase, error) {
 	f := sqlite.Filter{Channels: []int64{channel}}
 	var c abstainCase
 	var results []search.Result
 	if via == "search" {
-		r, err := svc.Search(ctx, search.Request{Query: text, Filter: f, Limit: search.DefaultLimit, RankedMessages: true})
+		r, err := svc.Search(ctx, search.Request{Query: text, Filter: f, Readable: readable, Limit: search.DefaultLimit, RankedMessages: true})
 		if err != nil {
 			return c, err
 		}
 		c.refused, c.ranked, results = r.NoConfidentResults || len(r.Results) == 0, r.RankedMessages, r.Results
 	} else {
-		r, err := ans.Query(ctx, answer.Request{Question: text, Filter: f, RankedMessages: true, NoSummary: true})
+		r, err := ans.Query(ctx, answer.Request{Question: text, Filter: f, Readable: readable, RankedMessages: true, NoSummary: true})
 		if err != nil {
 			return c, err
 		}
