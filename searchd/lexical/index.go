@@ -143,13 +143,29 @@ func (x *Index) Rarity(terms []Term, channels []int64) (df []int, n int, avgLen 
 			tokens += x.perChannel[c].tokens
 		}
 	}
+	// A block whose channels' bits are all of admitted channels only is
+	// counted whole (an audience reads most channels): no message of it
+	// need be looked at, unless some are deleted.
+	whole := a.channelBits
+	for c, in := range a.channels {
+		if !in {
+			whole &^= 1 << (c % 64)
+		}
+	}
+	deleted := x.live < len(x.docs)
 	for i, t := range terms {
 		l, _ := x.match(t)
 		for b := range l.blocks {
-			if l.spans[b].channels&a.channelBits == 0 {
+			bits := l.spans[b].channels
+			if bits&a.channelBits == 0 {
 				continue // none of the block's messages is in the channels
 			}
-			for _, p := range l.ps[b*blockSize : min((b+1)*blockSize, len(l.ps))] {
+			ps := l.ps[b*blockSize : min((b+1)*blockSize, len(l.ps))]
+			if bits&^whole == 0 && !deleted {
+				df[i] += len(ps)
+				continue
+			}
+			for _, p := range ps {
 				if !x.dead.has(p.doc) && a.channels[x.meta[p.doc].channel] {
 					df[i]++
 				}

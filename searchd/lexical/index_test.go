@@ -235,4 +235,19 @@ func TestRarityIsTheChannels(t *testing.T) {
 	if df, n, _ := x.Rarity(terms, nil); df[0] != 301 || df[1] != 300 || df[2] != 300 || n != 302 {
 		t.Errorf("over every channel: df %v, %d messages; want [301 300 300], 302", df, n)
 	}
+	// Both channels named: every channel, whether a block is counted
+	// whole (nothing deleted) or message by message.
+	for _, deleted := range []bool{true, false} {
+		if !deleted {
+			x.Put(Doc{ID: gone, ChannelID: 1, Content: "moving boxes everywhere"})
+			x.compactLocked()
+		}
+		all, n, avg := x.Rarity(terms, nil)
+		if df, m, a := x.Rarity(terms, []int64{1, 2}); !slices.Equal(df, all) || m != n || a != avg {
+			t.Errorf("over both channels (a message deleted: %v): df %v, %d, %.2f; over every channel %v, %d, %.2f", deleted, df, m, a, all, n, avg)
+		}
+		if df, _, _ := x.Rarity(terms, []int64{2}); df[0] != 300 {
+			t.Errorf("over the second channel (a message deleted: %v): df %v, want 300 holding moving", deleted, df)
+		}
+	}
 }
