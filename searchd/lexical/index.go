@@ -128,51 +128,72 @@ func (x *Index) countIn(channel uint32, docs int, tokens int64) {
 func (x *Index) Rarity(terms []Term, channels []int64) (df []int, n int, avgLen float64) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	sc := x.scope(channels)
 	df = make([]int, len(terms))
+	for i, t := range terms {
+		df[i] = sc.count(x.match(t))
+	}
+	return df, sc.live, sc.avg
+}
+
+// scope is what statistics a search's weights are counted over: the
+// messages of some channels.
+type scope struct {
+	x     *Index
+	in    *admits // nil: every channel
+	whole uint64  // the span bits all of whose channels are in
+	live  int
+	avg   float64
+}
+
+// scope is channels' (none: every channel's); x.mu is held.
+func (x *Index) scope(channels []int64) scope {
 	if len(channels) == 0 {
-		for i, t := range terms {
-			_, df[i] = x.match(t)
-		}
-		return df, x.live, mean(x.tokens, x.live)
+		return scope{x: x, live: x.live, avg: mean(x.tokens, x.live)}
 	}
 	a := x.admits(Filter{Channels: channels})
+	sc := scope{x: x, in: a, whole: a.channelBits}
 	var tokens int64
 	for c, in := range a.channels {
-		if in && c < len(x.perChannel) {
-			n += x.perChannel[c].docs
+		if !in {
+			sc.whole &^= 1 << (c % 64)
+		} else if c < len(x.perChannel) {
+			sc.live += x.perChannel[c].docs
 			tokens += x.perChannel[c].tokens
 		}
 	}
-	// A block whose channels' bits are all of admitted channels only is
+	sc.avg = mean(tokens, sc.live)
+	return sc
+}
+
+// count is how many of l's live messages are in the scope; live is how
+// many l holds in all (match's).
+func (sc scope) count(l postingList, live int) int {
+	if sc.in == nil {
+		return live
+	}
+	x, n := sc.x, 0
+	// A block whose channels' bits are all of the scope's channels is
 	// counted whole (an audience reads most channels): no message of it
 	// need be looked at, unless some are deleted.
-	whole := a.channelBits
-	for c, in := range a.channels {
-		if !in {
-			whole &^= 1 << (c % 64)
-		}
-	}
 	deleted := x.live < len(x.docs)
-	for i, t := range terms {
-		l, _ := x.match(t)
-		for b := range l.blocks {
-			bits := l.spans[b].channels
-			if bits&a.channelBits == 0 {
-				continue // none of the block's messages is in the channels
-			}
-			ps := l.ps[b*blockSize : min((b+1)*blockSize, len(l.ps))]
-			if bits&^whole == 0 && !deleted {
-				df[i] += len(ps)
-				continue
-			}
-			for _, p := range ps {
-				if !x.dead.has(p.doc) && a.channels[x.meta[p.doc].channel] {
-					df[i]++
-				}
+	for b := range l.blocks {
+		bits := l.spans[b].channels
+		if bits&sc.in.channelBits == 0 {
+			continue // none of the block's messages is in the channels
+		}
+		ps := l.ps[b*blockSize : min((b+1)*blockSize, len(l.ps))]
+		if bits&^sc.whole == 0 && !deleted {
+			n += len(ps)
+			continue
+		}
+		for _, p := range ps {
+			if !x.dead.has(p.doc) && sc.in.channels[x.meta[p.doc].channel] {
+				n++
 			}
 		}
 	}
-	return df, n, mean(tokens, n)
+	return n
 }
 
 func mean(sum int64, n int) float64 {
@@ -339,7 +360,12 @@ type Query struct {
 	Terms    []Term
 	Required [][]Term
 	Filter   Filter
-	Limit    int
+	// Scope are the channels whose messages BM25's statistics (how many
+	// hold a word, how long they are) are counted over: the audience's,
+	// so that a score tells nothing of a channel they cannot read (none:
+	// every channel, as FTS5's bm25()).
+	Scope []int64
+	Limit int
 }
 
 // Filter admits messages by channel, author and time; its zero value

@@ -85,14 +85,19 @@ type scratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (x *Index) newSearch(q Query) *search {
-	s := &search{x: x, q: q, avg: float64(x.tokens) / float64(x.live), admits: x.admits(q.Filter)}
+	sc := x.scope(q.Scope)
+	if sc.live == 0 {
+		sc = x.scope(nil) // nothing there to rank: any weights do
+	}
+	s := &search{x: x, q: q, avg: sc.avg, admits: x.admits(q.Filter)}
 	index := map[Term]int{}
 	add := func(t Term, inTerms bool) int {
 		if i, ok := index[t]; ok {
 			return i
 		}
-		l, df := x.match(t)
-		idf := math.Log((float64(x.live) - float64(df) + 0.5) / (float64(df) + 0.5))
+		l, live := x.match(t)
+		df := sc.count(l, live)
+		idf := math.Log((float64(sc.live) - float64(df) + 0.5) / (float64(df) + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}

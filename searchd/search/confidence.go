@@ -339,11 +339,7 @@ func (q *query) weigh(ctx context.Context) error {
 	if err != nil || idx == nil {
 		return err
 	}
-	scope := q.Readable
-	if len(scope) == 0 {
-		scope = q.Filter.Channels
-	}
-	f, err := q.svc.DB.WithThreads(ctx, sqlite.Filter{Channels: scope})
+	audience, err := q.audience(ctx)
 	if err != nil {
 		return err
 	}
@@ -353,7 +349,7 @@ func (q *query) weigh(ctx context.Context) error {
 			terms[i].Text = prefix(t.Text, 2)
 		}
 	}
-	df, n, avgLen := idx.Rarity(terms, f.Channels)
+	df, n, avgLen := idx.Rarity(terms, audience)
 	r := rarity{df: make([]float64, len(terms)), weights: make([]float64, len(terms)), n: float64(n), avgLen: avgLen, done: true}
 	for i := range terms {
 		r.weights[i] = math.Log(1 + (float64(n-df[i])+0.5)/(float64(df[i])+0.5))

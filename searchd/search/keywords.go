@@ -125,8 +125,22 @@ func ftsExpr(terms []lexical.Term, alts [][]lexical.Term) string {
 	return "(" + expr + ") AND (" + kw + ")"
 }
 
+// audience is the channels a word's statistics are counted over, in
+// ranking (BM25) and judging (support): Readable, or the filter's
+// channels (none: every channel), with their public threads. Never a
+// channel the audience cannot read: how often a word is said there would
+// show in a score.
+func (q *query) audience(ctx context.Context) ([]int64, error) {
+	channels := q.Readable
+	if len(channels) == 0 {
+		channels = q.Filter.Channels
+	}
+	f, err := q.svc.DB.WithThreads(ctx, sqlite.Filter{Channels: channels})
+	return f.Channels, err
+}
+
 // memoryLexical ranks with the in-memory keyword index, when it is loaded
-// and can answer the query (ok).
+// and can answer the query (ok); BM25's statistics are the audience's.
 func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) (hits []sqlite.LexicalHit, ok bool, err error) {
 	mq := lexical.Query{Terms: terms, Required: alts, Limit: q.svc.Config.Window}
 	if q.svc.Keywords == nil || !lexical.Supports(mq) {
@@ -141,6 +155,11 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 		return nil, false, err
 	}
 	mq.Filter = lexical.Filter{Channels: f.Channels, Authors: f.Authors, Since: f.Since, Until: f.Until}
+	if mq.Scope = f.Channels; len(q.Readable) > 0 {
+		if mq.Scope, err = q.audience(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	found := idx.Search(mq)
 	hits = make([]sqlite.LexicalHit, len(found))
 	for i, h := range found {

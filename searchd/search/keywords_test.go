@@ -19,7 +19,9 @@ import (
 )
 
 // The in-memory keyword index ranks exactly as FTS5's bm25() does: the
-// same messages, the same scores, with keywords and filters.
+// same messages, the same scores, with keywords and filters, when its
+// statistics are every channel's as FTS5's are (an audience that reads
+// them all).
 func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 	ctx := context.Background()
 	db := syntheticDB(t, sample.Synthetic{Messages: 20000, Channels: 3, Users: 6, Seed: 5, ReplyRate: 0.05})
@@ -39,8 +41,16 @@ func TestMemoryIndexRanksAsFTS5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	names, err := db.Channels(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var every []int64
+	for _, c := range names {
+		every = append(every, c.ID)
+	}
 	cases := []Request{
-		{Query: "weather coffee", Filter: sqlite.Filter{Channels: []int64{where.ChannelID}}},
+		{Query: "weather coffee", Filter: sqlite.Filter{Channels: []int64{where.ChannelID}}, Readable: every},
 		{Query: "deploy"}, {Query: "이사"}, {Query: "보일러 수리"}, {Query: "집"}, {Query: "deploy server bug deadline"},
 		{Query: "coffee", Keywords: []string{"weekend"}}, {Query: "game", Filter: sqlite.Filter{Since: mid}},
 		{Keywords: []string{"치킨"}}, {Query: "치킨 맥주 저녁", Filter: sqlite.Filter{Authors: []int64{some[0].AuthorID}}},
@@ -184,5 +194,40 @@ func TestMemoryIndexFollowsChanges(t *testing.T) {
 	slices.Sort(resp.RankedMessages)
 	if !slices.Equal(resp.RankedMessages, []int64{3, 4}) {
 		t.Errorf("channel filter with threads: %v, want 3 and 4", resp.RankedMessages)
+	}
+}
+
+// A keyword score is told from the channels the audience may read:
+// another channel full of the query's word changes no score of a search
+// in #general (or its scores would tell how often the word is said
+// there), unless the audience reads that channel too.
+func TestKeywordScoresAreTheAudiences(t *testing.T) {
+	ctx := context.Background()
+	s := inMemory(t, setupWith(t, corpus))
+	req := Request{Query: "boiler", Mode: Lexical, Filter: sqlite.Filter{Channels: []int64{general}}}
+	scores := func(r Request) []float64 {
+		var out []float64
+		for _, res := range run(t, s, r).Results {
+			out = append(out, res.Score)
+		}
+		return out
+	}
+	before := scores(req)
+	if len(before) == 0 {
+		t.Fatal("no hits: the test tells nothing")
+	}
+	var other []searchd.Message
+	for i := range 100 {
+		other = append(other, m(int64(5000+i), games, bob, time.Duration(i)*time.Minute, "boiler boiler boiler"))
+	}
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: other}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := scores(req); !slices.Equal(after, before) {
+		t.Errorf("scores in #general %v before another channel's messages, %v after: want the same", before, after)
+	}
+	req.Readable = []int64{general, games}
+	if both := scores(req); slices.Equal(both, before) {
+		t.Errorf("scores %v for an audience reading both channels: want them to count the other's messages", both)
 	}
 }

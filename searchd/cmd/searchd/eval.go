@@ -396,6 +396,19 @@ func (s *evalScores) add(cat string, recall []float64, rr float64) {
 	}
 }
 
+// everyChannel lists the channels holding messages: an evaluation asks
+// each question as the bot asks it for a member who may read them all
+// and picked the question's channel (search.Request.Readable: words are
+// weighed by how common they are in all of them).
+func everyChannel(ctx context.Context, db *sqlite.DB) ([]int64, error) {
+	names, err := db.Channels(ctx)
+	var ids []int64
+	for _, c := range names {
+		ids = append(ids, c.ID)
+	}
+	return ids, err
+}
+
 // queryMode evaluates the whole question pipeline (POST /v1/query):
 // names to authors, the LLM's plan (or the rules'), fused subqueries.
 const queryMode search.Mode = "query"
@@ -403,6 +416,10 @@ const queryMode search.Mode = "query"
 func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md search.Mode, qs []evalQuery, dump *bufio.Writer,
 	plans *planStats, summaries int) (*evalScores, error) {
 	scores := &evalScores{n: map[string]int{}, recall: map[string][]float64{}, rr: map[string]float64{}}
+	readable, err := everyChannel(ctx, svc.DB)
+	if err != nil {
+		return nil, err
+	}
 	for i, q := range qs {
 		ch, err := strconv.ParseInt(q.ChannelID, 10, 64)
 		if err != nil {
@@ -411,7 +428,7 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 		var rankedIDs []int64
 		var extra map[string]any // for the dump
 		if md == queryMode {
-			resp, err := ans.Query(ctx, answer.Request{Question: q.Query, Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true,
+			resp, err := ans.Query(ctx, answer.Request{Question: q.Query, Filter: sqlite.Filter{Channels: []int64{ch}}, Readable: readable, RankedMessages: true,
 				NoSummary: i >= summaries})
 			if err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.ID, err)
@@ -423,7 +440,7 @@ func evalMode(ctx context.Context, svc *search.Service, ans *answer.Service, md 
 			rankedIDs = resp.RankedMessages
 		} else {
 			resp, err := svc.Search(ctx, search.Request{Query: q.Query, Mode: md, Limit: search.MaxLimit,
-				Filter: sqlite.Filter{Channels: []int64{ch}}, RankedMessages: true, Candidates: dump != nil})
+				Filter: sqlite.Filter{Channels: []int64{ch}}, Readable: readable, RankedMessages: true, Candidates: dump != nil})
 			if err != nil {
 				return nil, fmt.Errorf("query %s: %w", q.ID, err)
 			}

@@ -104,12 +104,9 @@ func (m *Main) evalAbstain(ctx context.Context, cfg *Config, sets []string, dump
 		return err
 	}
 	defer closeDump()
-	// Each question is asked as the bot asks it for a member who may read
-	// every set's channels and picked one: how common a word is
-	// (support) is told from all of them (search.Request.Readable).
-	var readable []int64
-	for i := range loaded {
-		readable = append(readable, loaded[i].channels...)
+	readable, err := everyChannel(ctx, db) // as the bot asks for a member who reads them all
+	if err != nil {
+		return err
 	}
 	tally := map[abstainKey]*abstainTally{}
 	var order []abstainKey
