@@ -69,9 +69,10 @@ type Evidence struct {
 	// messages rescored (0 when not judged).
 	MessageZ float64
 	M        int
-	// RareSupport is Support with each word weighted by its rarity
-	// (inverse document frequency over every message); Support itself
-	// without a keyword index, 0 unless Service.Measure.
+	// RareSupport is the share of the query's content words found, each
+	// weighted by its rarity (inverse document frequency over the
+	// audience's messages); the share itself without a keyword index, 0
+	// unless Service.Measure.
 	RareSupport float64
 	// Chance is how many of the content words as much text would hold
 	// by chance (chance; 0 without a keyword index), Length the text's
@@ -316,8 +317,8 @@ func (q *query) measureSelf(ctx context.Context) error {
 }
 
 // rarity is how common each of the query's content words is among the
-// messages of the channels searched (the term as support matches it):
-// never of the others, which the asker may not read.
+// messages of the channels the audience may read (query.audience; the
+// term as support matches it): never of the others.
 type rarity struct {
 	// df: how many messages hold it, of n; weights: its inverse
 	// document frequency (BM25's), for the dump's RareSupport.
