@@ -209,7 +209,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	resp.RankedMessages = ranked
-	next := queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter)},
+	next := queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter, req.Readable)},
 		Plan: resp.Plan, Question: question + 1, Source: resp.PlanSource, Authors: authors, Since: resp.Since, Until: resp.Until}
 	page, more, err := next.Page(results, pageSize(req.Limit))
 	if err != nil {

@@ -332,7 +332,7 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 		t.Errorf("%d LLM requests; paging must not ask again", len(f.requests))
 	}
 	version, _ := s.DB.IndexVersion(ctx)
-	forged := search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, sqlite.Filter{}), Offset: 1},
+	forged := search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, sqlite.Filter{}, nil), Offset: 1},
 		Plan: Plan{Subqueries: []string{"a", "b", "c", "d", "e"}}})
 	refuse := func(name string, r Request, want string) {
 		t.Helper()

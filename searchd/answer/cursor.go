@@ -26,16 +26,16 @@ type queryCursor struct {
 }
 
 // fingerprint identifies the question and filters a cursor may be reused
-// with.
-func fingerprint(q string, f sqlite.Filter) string {
-	return search.Fingerprint(q, search.Sorted(f.Authors), search.Sorted(f.Channels), f.Since, f.Until)
+// with, and the audience's channels (which weigh keyword scores).
+func fingerprint(q string, f sqlite.Filter, readable []int64) string {
+	return search.Fingerprint(q, search.Sorted(f.Authors), search.Sorted(f.Channels), f.Since, f.Until, search.Sorted(readable))
 }
 
 // nextPage searches a cursor's plan again and returns the page it points
 // to.
 func (s *Service) nextPage(ctx context.Context, q string, req Request, version int64) (*Response, error) {
 	var c queryCursor
-	if err := search.DecodeCursor(req.Cursor, &c, version, fingerprint(q, req.Filter)); err != nil {
+	if err := search.DecodeCursor(req.Cursor, &c, version, fingerprint(q, req.Filter, req.Readable)); err != nil {
 		return nil, &search.InputError{Err: err}
 	}
 	// A client can forge a cursor: its plan is checked like the LLM's,

@@ -126,7 +126,7 @@ func TestCursorCarriesTheQuestion(t *testing.T) {
 	}
 	var c queryCursor
 	version, _ := s.DB.IndexVersion(ctx)
-	if err := search.DecodeCursor(first.NextCursor, &c, version, fingerprint(q, sqlite.Filter{})); err != nil || c.Question != 5 {
+	if err := search.DecodeCursor(first.NextCursor, &c, version, fingerprint(q, sqlite.Filter{}, nil)); err != nil || c.Question != 5 {
 		t.Fatalf("cursor %+v, %v: want the question as subquery 5", c, err)
 	}
 	for _, bad := range []int{6, -1} {

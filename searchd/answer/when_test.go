@@ -131,7 +131,7 @@ func TestQuestionDates(t *testing.T) {
 		t.Fatal("no second page: the fixture has two talks that day")
 	}
 	version, _ := s.DB.IndexVersion(ctx)
-	half := search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint("x", sqlite.Filter{}), Offset: 1},
+	half := search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint("x", sqlite.Filter{}, nil), Offset: 1},
 		Plan: Plan{Subqueries: []string{"x"}}, Source: "rules", Since: 1})
 	if _, err := s.Query(ctx, Request{Question: "x", Cursor: half}); err == nil || !strings.Contains(err.Error(), "invalid cursor") {
 		t.Errorf("a cursor with half a time span: %v, want invalid", err)

@@ -121,7 +121,7 @@ func (x *Index) countIn(channel uint32, docs int, tokens int64) {
 
 // Rarity is, over the live messages of channels (none: of every
 // channel), how many hold each of terms (as a search matches them), how
-// many there are and their mean length (Length): how common a word is
+// many there are and their mean length (TermLength): how common a word is
 // where a search may look, told from none of the messages elsewhere (a
 // member asking must learn nothing of a channel they cannot read, not
 // even how often a word is said there).
@@ -203,16 +203,9 @@ func mean(sum int64, n int) float64 {
 	return float64(sum) / float64(n)
 }
 
-// Length is text's length as the index counts it: its words and its
-// CJK bigrams (TermLength of each of its terms).
-func Length(text string) int {
-	n := 0
-	EachTerm(text, func(t Term) { n += TermLength(t) })
-	return n
-}
-
-// TermLength is how much a term of a text (EachTerm) adds to its length:
-// a token, and a CJK run's bigrams (a lone character stands alone).
+// TermLength is how much a term of a text (EachTerm) adds to the text's
+// length as the index counts it (Put): a token, and a CJK run's bigrams
+// (a lone character stands alone).
 func TermLength(t Term) int {
 	if !t.CJK {
 		return 1

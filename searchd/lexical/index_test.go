@@ -195,15 +195,15 @@ func TestTermsKeepNoMessageAlive(t *testing.T) {
 	}
 }
 
-// Length counts a text as the index does, so that a text's length over
-// AvgLen is in messages of the average length (search's support).
+// TermLength counts a text as the index does, so that a text's length over
+// the mean length is in messages of the average length (search's support).
 func TestLengthIsTheIndexs(t *testing.T) {
 	x := NewIndex()
 	texts := []string{"moving to a new apartment", "다음 달에 이사를 가요", "ok", "집에 갈래? sure, 지금 갈게"}
 	total := 0
 	for i, s := range texts {
 		x.Put(Doc{ID: int64(i + 1), Content: s})
-		total += Length(s)
+		EachTerm(s, func(t Term) { total += TermLength(t) })
 	}
 	if _, _, got := x.Rarity(nil, nil); got != float64(total)/float64(len(texts)) {
 		t.Errorf("mean length %.3f, want the mean Length %.3f", got, float64(total)/float64(len(texts)))

@@ -87,7 +87,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func (x *Index) newSearch(q Query) *search {
 	sc := x.scope(q.Scope)
 	if sc.live == 0 {
-		sc = x.scope(nil) // nothing there to rank: any weights do
+		sc.avg = 1 // nothing there: no message of Filter's is ranked
 	}
 	s := &search{x: x, q: q, avg: sc.avg, admits: x.admits(q.Filter)}
 	index := map[Term]int{}

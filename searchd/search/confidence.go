@@ -256,7 +256,7 @@ func counted(held []int, weights []float64) (found, all float64) {
 // a word sharing its first four letters (moving, moved: move), all of a
 // shorter one; a CJK run by its first two characters, the stem a Korean
 // particle or ending follows (이사를, 이사). And the texts' length as the
-// keyword index counts it (lexical.Length).
+// keyword index counts it (lexical.TermLength).
 func holding(terms []lexical.Term, texts []string) (held []int, length int) {
 	held = make([]int, len(terms))
 	words := map[string]bool{}
@@ -324,7 +324,7 @@ type rarity struct {
 	// document frequency (BM25's), for the dump's RareSupport.
 	df, weights []float64
 	n           float64
-	// avgLen is a message's mean length (lexical.Length).
+	// avgLen is a message's mean length (lexical.TermLength).
 	avgLen float64
 	done   bool
 }

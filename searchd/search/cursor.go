@@ -110,5 +110,5 @@ func Sorted[T cmp.Ordered](xs []T) []T {
 // fingerprint identifies what a search cursor may be reused with.
 func fingerprint(r *Request) string {
 	f := r.Filter
-	return Fingerprint(r.Mode, r.Query, Sorted(r.Keywords), Sorted(f.Authors), Sorted(f.Channels), f.Since, f.Until, Sorted(r.Named))
+	return Fingerprint(r.Mode, r.Query, Sorted(r.Keywords), Sorted(f.Authors), Sorted(f.Channels), f.Since, f.Until, Sorted(r.Named), Sorted(r.Readable))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"dsearch/searchd/index"
@@ -179,8 +180,13 @@ type query struct {
 	around map[int64][2]int64
 	// rarity is how common content's words are (confidence.go's weigh);
 	// msgSpread is the query's similarity over the messages rescored.
-	rarity    rarity
-	msgSpread index.Spread
+	rarity rarity
+	// audienceIDs are the channels word statistics are counted over
+	// (audience), read once.
+	audienceOnce sync.Once
+	audienceIDs  []int64
+	audienceErr  error
+	msgSpread    index.Spread
 	// self is the query's similarity to itself embedded as a passage:
 	// the ceiling a copy of it reaches (0: not measured; measureSelf).
 	self float64

@@ -130,13 +130,17 @@ func ftsExpr(terms []lexical.Term, alts [][]lexical.Term) string {
 // channels (none: every channel), with their public threads. Never a
 // channel the audience cannot read: how often a word is said there would
 // show in a score.
+// Read once a query: ranking and judging both ask.
 func (q *query) audience(ctx context.Context) ([]int64, error) {
-	channels := q.Readable
-	if len(channels) == 0 {
-		channels = q.Filter.Channels
-	}
-	f, err := q.svc.DB.WithThreads(ctx, sqlite.Filter{Channels: channels})
-	return f.Channels, err
+	q.audienceOnce.Do(func() {
+		channels := q.Readable
+		if len(channels) == 0 {
+			channels = q.Filter.Channels
+		}
+		f, err := q.svc.DB.WithThreads(ctx, sqlite.Filter{Channels: channels})
+		q.audienceIDs, q.audienceErr = f.Channels, err
+	})
+	return q.audienceIDs, q.audienceErr
 }
 
 // memoryLexical ranks with the in-memory keyword index, when it is loaded

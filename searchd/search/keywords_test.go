@@ -231,3 +231,23 @@ func TestKeywordScoresAreTheAudiences(t *testing.T) {
 		t.Errorf("scores %v for an audience reading both channels: want them to count the other's messages", both)
 	}
 }
+
+// A cursor is for the audience it was made for: their channels weigh the
+// scores it pages through.
+func TestCursorKeepsItsAudience(t *testing.T) {
+	ctx := context.Background()
+	s := inMemory(t, setupWith(t, corpus))
+	req := Request{Query: "the", Mode: Lexical, Limit: 1, Filter: sqlite.Filter{Channels: []int64{general}}, Readable: []int64{general}}
+	first := run(t, s, req)
+	if first.NextCursor == "" {
+		t.Fatal("no second page: the test tells nothing")
+	}
+	req.Cursor = first.NextCursor
+	if _, err := s.Search(ctx, req); err != nil {
+		t.Fatalf("the same audience's next page: %v", err)
+	}
+	req.Readable = []int64{general, games}
+	if _, err := s.Search(ctx, req); err == nil {
+		t.Error("a cursor made for one audience pages for another")
+	}
+}
