@@ -284,3 +284,23 @@ func TestPickedChannelSendsWhatTheAudienceMayRead(t *testing.T) {
 		}
 	}
 }
+
+// With a channel picked, More compares what the audience may read too:
+// #general is still alice's to read, but a role taken away changes the
+// channels word statistics may count (api.QueryRequest.Readable), and
+// paging stops rather than go on with the old list.
+func TestMoreWithAPickRechecksWhatTheAudienceReads(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	aliceNow, _ := e.discord.Member(alice)
+	_, edit, _ := e.interaction(alice, 2, query("boiler", pick(general)))
+	if buttonID(edit) == "" {
+		t.Fatalf("alice's answer from #general has one page: %s", embedText(edit))
+	}
+	noStaff := aliceNow
+	noStaff.RoleIDs = nil
+	e.discord.UpdateMember(noStaff)
+	if next, line := e.press(general, alice, buttonID(edit)); next != nil || !strings.Contains(line, "changed since it was asked") {
+		t.Errorf("More after alice lost the staff role: %s %q", embedText(next), line)
+	}
+}
