@@ -25,8 +25,11 @@ A result is confident when
   similarity's share of the way from the query's mean similarity over
   the conversations compared to the query's similarity to itself
   embedded as a passage (1: as close as a copy; the dump's "self",
-  "mean", "std"), or, with --gap, it is within that many of the query's
-  spreads of that ceiling;
+  "mean", "std"; --copy-other, 0.32, search's, for a result mostly in
+  another script than the query, the dump's "other_script", which can
+  only be a translation: 0 holds it to --copy, and the grid moves it in
+  proportion to --copy), or, with --gap, it is within that many of the
+  query's spreads of that ceiling;
 
 a standout or lead is judged over --min-n conversations or more (fewer:
 not judged, support alone). --correction says where the best of n falls:
@@ -35,7 +38,7 @@ of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
   scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--share | --rare] [--agree] [--cos C] [--mcos C]
-  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--gap G]
+  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--copy-other C] [--gap G]
   scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead] [--grid-copy]
 
 --grid prints the rules with the best worst margin against the targets
@@ -93,6 +96,8 @@ def results(row, a):
         if z != -INF and r.get("self", 0) > r.get("mean", 0) and r.get("std", 0) > 0:
             copy = (r["cosine"] - r["mean"]) / (r["self"] - r["mean"])
             gap = (r["self"] - r["cosine"]) / r["std"]
+            if r.get("other_script") and a.copy_other > 0 and a.copy not in (0, INF):
+                copy *= a.copy / a.copy_other  # clears --copy when it clears --copy-other
         out.append((s, found, words, z, lead, zm, agree, r.get("cosine", -INF), r.get("message_cosine") or -INF, copy, gap))
     return out
 
@@ -152,6 +157,7 @@ def main():
     ap.add_argument("--cos", type=float, default=INF)
     ap.add_argument("--mcos", type=float, default=INF)
     ap.add_argument("--copy", type=float, default=0.4)
+    ap.add_argument("--copy-other", type=float, default=0.32)
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--grid-copy", action="store_true")
     ap.add_argument("--min-n", type=int, default=8)

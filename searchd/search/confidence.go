@@ -95,10 +95,15 @@ type Evidence struct {
 	// conversations compared; Self is its similarity to itself embedded
 	// as a passage, the ceiling of a copy (Closeness is from them).
 	Mean, Std, Self float64
+	// OtherScript: most of the result's letters are in another script
+	// than the query's (a translation, at best: its closeness is held to
+	// Config.TranslationCloseness).
+	OtherScript bool
 }
 
 // A result is confident when it stands out by Config.Standout, comes
-// Config.Closeness of the way to a copy of the query, or holds
+// Config.Closeness of the way to a copy of the query
+// (Config.TranslationCloseness when written in another script), or holds
 // Config.Support of the query's content words (lexical mode, or no
 // standout: Support alone).
 const (
@@ -144,7 +149,13 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	if q.self > q.spread.Mean {
 		c.Closeness = (sim - q.spread.Mean) / (q.self - q.spread.Mean)
 	}
-	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support || cfg.Closeness > 0 && c.Closeness >= cfg.Closeness
+	bar := cfg.Closeness
+	c.Evidence.OtherScript = inOtherScript(mainScript(q.text), texts)
+	if c.Evidence.OtherScript && cfg.TranslationCloseness > 0 && bar > 0 {
+		// At best a translation, which comes less close than a copy.
+		bar = cfg.TranslationCloseness
+	}
+	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support || bar > 0 && c.Closeness >= bar
 	return c
 }
 

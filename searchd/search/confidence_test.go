@@ -339,3 +339,61 @@ func TestSearchMeasuresCloseness(t *testing.T) {
 		t.Errorf("%d passage embeddings of the query after searches in lexical mode and with closeness off, want still 3", calls)
 	}
 }
+
+// A result written in another script than the query is at best its
+// translation, held to TranslationCloseness instead of Closeness; one in
+// the query's script, or mostly so, is not (numbers from xling-dev's
+// en-ko/76 in `searchd eval abstain --dump`: 358 sentences, closeness
+// 0.34).
+func TestTranslationCloseness(t *testing.T) {
+	q := &query{svc: &Service{Config: DefaultConfig()}, Request: Request{Mode: Semantic}, text: "the kids are running around in the park",
+		vec: []float32{1}, spread: index.Spread{N: 358, Mean: 0.743, Std: 0.021}, self: 0.944}
+	result := Result{SegmentID: 1, Components: map[string]Component{"semantic": {Rank: 1, Score: 0.812}}}
+	korean := []string{"아이들이 공원에서 뛰어다니고 있다"}
+	c := q.confidence(result, korean)
+	if math.Abs(c.Closeness-0.343) > 0.001 || c.Standout >= 1 || c.Support >= 0.4 {
+		t.Fatalf("the translation's evidence: %+v; want closeness 0.343, neither standout nor support", c)
+	}
+	if !c.Evidence.OtherScript || !c.High {
+		t.Errorf("the Korean translation of an English question: %+v; want another script, confident", c)
+	}
+	for _, texts := range [][]string{
+		{"the children were in the garden all day"},
+		{"아이들이 공원에서", "we took the little ones out and they ran all afternoon, such a nice day"},
+		{"12:30 ㅋ", "see you at 5"},
+	} {
+		if c := q.confidence(result, texts); c.Evidence.OtherScript || c.High {
+			t.Errorf("%q, mostly in the query's script: %+v; want it held to Closeness, not confident", texts, c)
+		}
+	}
+	q.svc.Config.TranslationCloseness = 0
+	if c := q.confidence(result, korean); c.High {
+		t.Errorf("TranslationCloseness off: the translation is confident %+v", c)
+	}
+	q.svc.Config.TranslationCloseness, q.svc.Config.Closeness = 0.32, 0
+	if c := q.confidence(result, korean); c.High {
+		t.Errorf("closeness off: the translation is confident %+v", c)
+	}
+}
+
+func TestScripts(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		texts []string
+		other bool
+	}{
+		{"민수가 이사 간다고 한 게 언제였지?", []string{"I'm moving to Busan next month"}, true},
+		{"민수가 이사 간다고 한 게 언제였지?", []string{"다음 달에 부산으로 이사 가", "ok"}, false},
+		{"who is moving?", []string{"나 다음 달에 이사 가", "Busan?"}, true},
+		{"who is moving?", []string{"나 이사 가", "moving to Busan next month, finally"}, false},
+		{"Pokemon 새 게임 누가 샀어?", []string{"I got the new Pokemon game"}, true},
+		{"2025?", []string{"이사"}, false},       // the query has no letters
+		{"who is moving?", []string{"ㅋㅋㅋ"}, true}, // jamo are Hangul
+		{"who is moving?", []string{"😂 12:30"}, false},
+		{"кто переезжает?", []string{"who is moving"}, true},
+	} {
+		if got := inOtherScript(mainScript(c.query), c.texts); got != c.other {
+			t.Errorf("%q over %q: in another script %v, want %v", c.query, c.texts, got, c.other)
+		}
+	}
+}

@@ -91,6 +91,12 @@ type Config struct {
 	// out. 0.4, chosen by `searchd eval abstain`; 0 disables it (and
 	// the query's second embedding).
 	Closeness float64
+	// TranslationCloseness replaces Closeness for a result mostly written
+	// in another script than the query (script.go): a translation cannot
+	// be a copy, and multilingual-e5-small puts a sentence's translation
+	// 0.25–0.76 of the way to a copy. 0.32, chosen by `searchd eval
+	// abstain`; 0: Closeness for every result.
+	TranslationCloseness float64
 	// RescoreBudget bounds embedding messages that have no stored vector
 	// yet, per query.
 	RescoreBudget time.Duration
@@ -107,7 +113,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.5, LexicalSupport: 0.25, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
-		Standout: 1, Support: 0.4, Closeness: 0.4}
+		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.32}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):
