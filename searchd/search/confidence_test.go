@@ -387,7 +387,7 @@ func TestScripts(t *testing.T) {
 		{"who is moving?", []string{"나 다음 달에 이사 가", "Busan?"}, true},
 		{"who is moving?", []string{"나 이사 가", "moving to Busan next month, finally"}, false},
 		{"Pokemon 새 게임 누가 샀어?", []string{"I got the new Pokemon game"}, true},
-		{"2025?", []string{"이사"}, false},       // the query has no letters
+		{"2025?", []string{"이사"}, false},          // the query has no letters
 		{"who is moving?", []string{"ㅋㅋㅋ"}, true}, // jamo are Hangul
 		{"who is moving?", []string{"😂 12:30"}, false},
 		{"кто переезжает?", []string{"who is moving"}, true},
