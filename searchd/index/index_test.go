@@ -296,7 +296,8 @@ func TestRunFollowsImports(t *testing.T) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
-	waitFor("the first pass", func() bool { return counts(t, db).MessagesDone == 6 })
+	// Both passes: the messages, then the conversations' texts.
+	waitFor("the whole job", func() bool { c := counts(t, db); return c.MessagesDone == 6 && c.SegmentsDone == c.Segments })
 	calls := e.calls.Load()
 	time.Sleep(100 * time.Millisecond) // several idle ticks
 	if e.calls.Load() != calls {
