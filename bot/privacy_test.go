@@ -304,3 +304,31 @@ func TestMoreWithAPickRechecksWhatTheAudienceReads(t *testing.T) {
 		t.Errorf("More after alice lost the staff role: %s %q", embedText(next), line)
 	}
 }
+
+// A member who reads more channels than searchd takes in a list must pick
+// one; with a pick, the request carries no readable list and word
+// statistics come from the picked channel alone, which they may read,
+// never from channels they cannot.
+func TestMoreChannelsThanSearchdTakesWithAPick(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	for i := range maxChannels {
+		e.discord.CreateChannel(discord.Channel{ID: discord.ChannelID(5000 + i), Type: discord.GuildText, Name: fmt.Sprintf("room-%d", i)})
+	}
+	m, _ := e.discord.Member(alice)
+	waitFor(t, "the new channels", func() bool {
+		ids, err := e.bot.readableChannels(guildID, &m)
+		return err == nil && len(ids) > maxChannels
+	})
+	if _, _, err := e.bot.answerChannels(guildID, &m, &page{}); err == nil || err.(*userError).id != "tooMany" {
+		t.Errorf("no pick over %d channels: %v, want tooMany", maxChannels, err)
+	}
+	channels, readable, err := e.bot.answerChannels(guildID, &m, &page{picked: general})
+	if err != nil || len(channels) != 1 || channels[0] != api.ID(general) || readable != nil {
+		t.Errorf("#general picked: channels %v, readable %v, %v; want #general alone and no readable list", channels, readable, err)
+	}
+	_, edit, _ := e.interaction(alice, 2, query("boiler", pick(general)))
+	if text := strings.ToLower(embedText(edit)); !strings.Contains(text, "boiler") {
+		t.Errorf("alice's answer from #general over %d channels: %s", maxChannels, text)
+	}
+}

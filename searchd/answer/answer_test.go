@@ -344,6 +344,9 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	}
 	refuse("other question", Request{Question: "something else", Cursor: first.NextCursor}, "different query or filter")
 	refuse("other filter", Request{Question: q, Cursor: first.NextCursor, Filter: sqlite.Filter{Channels: []int64{1}}}, "different query or filter")
+	// readable weighs keyword scores (the audience's word statistics):
+	// another audience's page is another ranking.
+	refuse("other audience", Request{Question: q, Cursor: first.NextCursor, Readable: []int64{1, 2}}, "different query or filter")
 	refuse("garbage", Request{Question: q, Cursor: "%%%"}, "invalid cursor")
 	refuse("forged plan", Request{Question: q, Cursor: forged}, "invalid cursor")
 	b := &searchd.Batch{Messages: []searchd.Message{{ID: 9, ChannelID: 1, CreatedAt: t0.Add(9 * time.Hour).UnixMicro(),
