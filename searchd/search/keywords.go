@@ -6,8 +6,10 @@ package search
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"dsearch/searchd/lexical"
 	"dsearch/searchd/sqlite"
@@ -103,13 +105,49 @@ func (q *query) lexical(ctx context.Context) ([]Result, error) {
 
 // lexicalHits ranks the messages holding a term (and, with alts, one of
 // each keyword's alternatives): in memory when the index is loaded,
-// otherwise by FTS5.
+// otherwise by FTS5, whose bm25() weighs words by every channel's
+// messages, and so only for an audience that may read every channel.
 func (q *query) lexicalHits(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) ([]sqlite.LexicalHit, error) {
 	hits, ok, err := q.memoryLexical(ctx, terms, alts)
 	if err != nil || ok {
 		return hits, err
 	}
 	return q.svc.DB.Lexical(ctx, ftsExpr(terms, alts), q.Filter, q.svc.Config.Window)
+}
+
+// ErrKeywordsLoading: the keyword index is (re)loading, and the search's
+// audience reads fewer than every channel, so FTS5 cannot rank for it.
+var ErrKeywordsLoading = errors.New("the keyword index is loading (after a start or a large import); try again in a moment")
+
+// keywordWait is how long a search waits for the keyword index to load
+// before it gives up with ErrKeywordsLoading: a start's load takes
+// seconds per 650,000 messages.
+var keywordWait = 10 * time.Second
+
+// narrowAudience: the search's audience may read some channels only (a
+// readable list or a channel filter); otherwise every channel.
+func (q *query) narrowAudience() bool {
+	return len(q.Readable) > 0 || len(q.Filter.Channels) > 0
+}
+
+// keywordIndex is the loaded keyword index, nil while it loads; for a
+// narrow audience it waits up to keywordWait, then fails.
+func (q *query) keywordIndex(ctx context.Context) (*lexical.Index, error) {
+	deadline := time.Now().Add(keywordWait)
+	for {
+		idx, err := q.svc.Keywords.Current(ctx)
+		if err != nil || idx != nil || !q.narrowAudience() {
+			return idx, err
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrKeywordsLoading
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // ftsExpr is the FTS5 expression for any of the terms and, when there are
@@ -144,13 +182,17 @@ func (q *query) audience(ctx context.Context) ([]int64, error) {
 }
 
 // memoryLexical ranks with the in-memory keyword index, when it is loaded
-// and can answer the query (ok); BM25's statistics are the audience's.
+// (ok); BM25's statistics are the audience's. A keyword phrase needs word
+// positions, which only FTS5 keeps: for an audience that may read every
+// channel FTS5 ranks it, for a narrower one the index ranks the messages
+// holding the phrase's words and FTS5 keeps those holding the phrase.
 func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) (hits []sqlite.LexicalHit, ok bool, err error) {
 	mq := lexical.Query{Terms: terms, Required: alts, Limit: q.svc.Config.Window}
-	if q.svc.Keywords == nil || !lexical.Supports(mq) {
+	phrases := !lexical.Supports(mq)
+	if q.svc.Keywords == nil || phrases && !q.narrowAudience() {
 		return nil, false, nil
 	}
-	idx, err := q.svc.Keywords.Current(ctx)
+	idx, err := q.keywordIndex(ctx)
 	if err != nil || idx == nil {
 		return nil, false, err
 	}
@@ -164,12 +206,62 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 			return nil, false, err
 		}
 	}
-	found := idx.Search(mq)
+	var found []lexical.Hit
+	if phrases {
+		found, err = q.holdingPhrases(ctx, idx, mq, alternativesExpr(alts))
+		if err != nil {
+			return nil, false, err
+		}
+	} else {
+		found = idx.Search(mq)
+	}
 	hits = make([]sqlite.LexicalHit, len(found))
 	for i, h := range found {
 		hits[i] = sqlite.LexicalHit{MessageID: h.ID, AuthorID: h.AuthorID, Score: h.Score} // segments: lexical()
 	}
 	return hits, true, nil
+}
+
+// holdingPhrases ranks, as idx.Search(mq) would, the messages that match
+// the keywords' FTS5 expression: the index requires each phrase's words
+// (every message holding the phrase holds them), FTS5 keeps those
+// holding it in order, and the index is asked for more until mq.Limit
+// are kept or it has no more.
+func (q *query) holdingPhrases(ctx context.Context, idx *lexical.Index, mq lexical.Query, expr string) ([]lexical.Hit, error) {
+	want := mq.Limit
+	mq.Required = phraseWords(mq.Required)
+	for {
+		found := idx.Search(mq)
+		ids := make([]int64, len(found))
+		for i, h := range found {
+			ids[i] = h.ID
+		}
+		holding, err := q.svc.DB.Matching(ctx, expr, ids)
+		if err != nil {
+			return nil, err
+		}
+		kept := slices.DeleteFunc(found, func(h lexical.Hit) bool { return !holding[h.ID] })
+		if len(kept) >= want || len(found) < mq.Limit {
+			return kept[:min(len(kept), want)], nil
+		}
+		mq.Limit *= 4
+	}
+}
+
+// phraseWords are alternatives with each phrase replaced by its words,
+// all required: what the index can check of it.
+func phraseWords(alts [][]lexical.Term) [][]lexical.Term {
+	out := make([][]lexical.Term, len(alts))
+	for i, terms := range alts {
+		for _, t := range terms {
+			if !t.CJK && strings.ContainsAny(t.Text, " \t") {
+				out[i] = append(out[i], lexical.Terms(t.Text)...)
+			} else {
+				out[i] = append(out[i], t)
+			}
+		}
+	}
+	return out
 }
 
 // segmentsOf fills in the segments of the hits the in-memory index found

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -249,5 +250,83 @@ func TestCursorKeepsItsAudience(t *testing.T) {
 	req.Readable = []int64{general, games}
 	if _, err := s.Search(ctx, req); err == nil {
 		t.Error("a cursor made for one audience pages for another")
+	}
+}
+
+// While the keyword index loads, FTS5 would rank keyword searches, and
+// its bm25() counts every channel's messages: a search for an audience
+// that reads fewer waits for the index and then fails plainly, in every
+// mode with a keyword side; one over every channel is ranked by FTS5
+// meanwhile.
+func TestKeywordSearchWaitsForTheIndex(t *testing.T) {
+	ctx := context.Background()
+	base := setupWith(t, corpus)
+	kw := &index.Keywords{DB: base.DB} // not loaded yet
+	s := &Service{DB: base.DB, Matrix: base.Matrix, Embedder: base.Embedder, Config: base.Config, Keywords: kw}
+	defer func(w time.Duration) { keywordWait = w }(keywordWait)
+	keywordWait = 50 * time.Millisecond
+	inGeneral := sqlite.Filter{Channels: []int64{general}}
+	for _, r := range []Request{
+		{Query: "boiler", Mode: Lexical, Filter: inGeneral},
+		{Query: "boiler", Mode: Hybrid, Filter: inGeneral},
+		{Query: "boiler", Mode: Lexical, Filter: inGeneral, Readable: []int64{general, games}},
+		{Query: "boiler", Mode: Lexical, Readable: []int64{general}, Keywords: []string{"boiler broke"}},
+	} {
+		if _, err := s.Search(ctx, r); !errors.Is(err, ErrKeywordsLoading) {
+			t.Errorf("%+v while the index loads: %v, want ErrKeywordsLoading", r, err)
+		}
+	}
+	if r := run(t, s, Request{Query: "boiler", Mode: Lexical}); len(r.Results) == 0 {
+		t.Error("every channel while the index loads: no results, want FTS5's")
+	}
+	keywordWait = time.Minute
+	loaded := make(chan error, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		loaded <- kw.Load(ctx)
+	}()
+	if r := run(t, s, Request{Query: "boiler", Mode: Lexical, Filter: inGeneral}); len(r.Results) == 0 {
+		t.Error("#general once the index loaded: no results")
+	}
+	if err := <-loaded; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A keyword phrase needs word positions, which FTS5 checks, but is ranked
+// with the audience's statistics as a word is: another channel full of it
+// changes no score in #general, and a message holding its words out of
+// order is not found.
+func TestPhraseScoresAreTheAudiences(t *testing.T) {
+	ctx := context.Background()
+	s := inMemory(t, setupWith(t, append(slices.Clone(corpus), m(11, general, bob, 50*time.Hour, "it broke again, the boiler"))))
+	req := Request{Query: "boiler", Keywords: []string{"boiler broke"}, Mode: Lexical, Filter: sqlite.Filter{Channels: []int64{general}}}
+	hits := func(r Request) (ids []int64, scores []float64) {
+		for _, res := range run(t, s, r).Results {
+			ids, scores = append(ids, res.MessageID), append(scores, res.Score)
+		}
+		return ids, scores
+	}
+	ids, before := hits(req)
+	if !slices.Equal(ids, []int64{1}) {
+		t.Fatalf("the phrase in #general: %v, want message 1 alone", ids)
+	}
+	var other []searchd.Message
+	for i := range 100 {
+		other = append(other, m(int64(5000+i), games, bob, time.Duration(i)*time.Minute, "the boiler broke, boiler broke"))
+	}
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: other}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ids, after := hits(req); !slices.Equal(ids, []int64{1}) || !slices.Equal(after, before) {
+		t.Errorf("the phrase in #general after another channel's: %v %v, want %v %v", ids, after, []int64{1}, before)
+	}
+	req.Readable = []int64{general, games}
+	if _, both := hits(req); slices.Equal(both, before) {
+		t.Errorf("scores %v for an audience reading both channels: want them to count the other's messages", both)
+	}
+	req.Filter, req.Readable = sqlite.Filter{}, []int64{general, games}
+	if ids, _ := hits(req); len(ids) != 10 || slices.Contains(ids, 11) {
+		t.Errorf("the phrase over both channels: %v, want ten hits holding it (a page), not message 11", ids)
 	}
 }

@@ -45,6 +45,8 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.As(err, &ie):
 		return errorf(http.StatusBadRequest, "%v", ie)
+	case errors.Is(err, search.ErrKeywordsLoading):
+		return errorf(http.StatusServiceUnavailable, "%v", search.ErrKeywordsLoading)
 	case err != nil:
 		return err
 	}

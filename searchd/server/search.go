@@ -33,7 +33,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.As(err, &ie):
 		return errorf(http.StatusBadRequest, "%v", ie)
-	case errors.Is(err, search.ErrNoModel):
+	case errors.Is(err, search.ErrNoModel), errors.Is(err, search.ErrKeywordsLoading):
 		return errorf(http.StatusServiceUnavailable, "%v", err)
 	case err != nil:
 		return err
