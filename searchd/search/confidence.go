@@ -149,8 +149,11 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	if q.self > q.spread.Mean {
 		c.Closeness = (sim - q.spread.Mean) / (q.self - q.spread.Mean)
 	}
+	// Read only where it can decide: a conversation is eighty messages.
+	if q.svc.Measure || cfg.TranslationCloseness > 0 && c.Closeness >= cfg.TranslationCloseness && c.Closeness < cfg.Closeness {
+		c.Evidence.OtherScript = inOtherScript(mainScript(q.text), texts)
+	}
 	bar := cfg.Closeness
-	c.Evidence.OtherScript = inOtherScript(mainScript(q.text), texts)
 	if c.Evidence.OtherScript && cfg.TranslationCloseness > 0 && bar > 0 {
 		// At best a translation, which comes less close than a copy.
 		bar = cfg.TranslationCloseness

@@ -1,6 +1,9 @@
 package search
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // Scripts tell a translation from a copy. Closeness measures a result
 // against a copy of the query, which shares its script; a result written
@@ -8,8 +11,8 @@ import "unicode"
 // be a translation, and a translation comes less close than a copy
 // (docs/retrieval.md, "Abstention": Config.TranslationCloseness).
 
-// scripts are the writing systems told apart; a letter in none of them
-// is not counted.
+// scripts are the writing systems told apart (Latin first: scriptCounts
+// tells ASCII letters itself); a letter in none of them is not counted.
 var scripts = []*unicode.RangeTable{
 	unicode.Latin, unicode.Hangul, unicode.Han, unicode.Hiragana, unicode.Katakana,
 	unicode.Cyrillic, unicode.Greek, unicode.Arabic, unicode.Hebrew, unicode.Thai, unicode.Devanagari,
@@ -24,7 +27,11 @@ func scriptCounts(texts ...string) []int {
 		last := -1 // the script of the letter before, -1 after any other rune
 		for _, r := range t {
 			at := -1
-			if unicode.IsLetter(r) {
+			if r < utf8.RuneSelf {
+				if 'a' <= r|0x20 && r|0x20 <= 'z' {
+					at = 0 // Latin, the common case
+				}
+			} else if unicode.IsLetter(r) {
 				for i, s := range scripts {
 					if unicode.Is(s, r) {
 						at = i
