@@ -226,20 +226,17 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 // the keywords' FTS5 expression: the index requires each phrase's words
 // (every message holding the phrase holds them), FTS5 keeps those
 // holding it in order, and the index is asked for more until mq.Limit
-// are kept or it has no more.
+// are kept or it has no more. (The phrase's messages are read whole
+// from FTS5: a phrase is rarer than its words.)
 func (q *query) holdingPhrases(ctx context.Context, idx *lexical.Index, mq lexical.Query, expr string) ([]lexical.Hit, error) {
+	holding, err := q.svc.DB.Matching(ctx, expr)
+	if err != nil {
+		return nil, err
+	}
 	want := mq.Limit
 	mq.Required = phraseWords(mq.Required)
 	for {
 		found := idx.Search(mq)
-		ids := make([]int64, len(found))
-		for i, h := range found {
-			ids[i] = h.ID
-		}
-		holding, err := q.svc.DB.Matching(ctx, expr, ids)
-		if err != nil {
-			return nil, err
-		}
 		kept := slices.DeleteFunc(found, func(h lexical.Hit) bool { return !holding[h.ID] })
 		if len(kept) >= want || len(found) < mq.Limit {
 			return kept[:min(len(kept), want)], nil

@@ -127,15 +127,13 @@ func (db *DB) Lexical(ctx context.Context, expr string, f Filter, limit int) ([]
 	return db.lexical(ctx, all, append(append([]any{expr}, args...), limit)...)
 }
 
-// Matching says which of ids match an FTS5 MATCH expression (see
-// lexical.MatchExpr): a keyword phrase's check, which needs the word
-// positions only FTS5 keeps.
-func (db *DB) Matching(ctx context.Context, expr string, ids []int64) (map[int64]bool, error) {
+// Matching returns the messages that match an FTS5 MATCH expression
+// (see lexical.MatchExpr): a keyword phrase's check, which needs the word
+// positions only FTS5 keeps. One query, however many candidates are
+// checked against it.
+func (db *DB) Matching(ctx context.Context, expr string) (map[int64]bool, error) {
 	out := map[int64]bool{}
-	err := inChunks(ids, func(chunk []any) error {
-		return addIDs(ctx, preparing{db}, out, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN (`+marks(len(chunk))+`)`,
-			append([]any{expr}, chunk...)...)
-	})
+	err := addIDs(ctx, preparing{db}, out, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?`, expr)
 	return out, err
 }
 
