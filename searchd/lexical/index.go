@@ -358,6 +358,9 @@ type Query struct {
 	// so that a score tells nothing of a channel they cannot read (none:
 	// every channel, as FTS5's bm25()).
 	Scope []int64
+	// Among, if set, admits only these messages (by ID): those FTS5 found
+	// holding a keyword phrase, whose word order the index does not keep.
+	Among map[int64]bool
 	Limit int
 }
 

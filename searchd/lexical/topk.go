@@ -339,7 +339,7 @@ func (s *search) consider(doc uint32, sum, th float64) {
 	if x.dead.has(doc) {
 		return
 	}
-	if s.admits != nil && !s.admits.ok(x.meta[doc]) {
+	if s.admits != nil && !s.admits.ok(x.meta[doc]) || s.q.Among != nil && !s.q.Among[x.docs[doc].id] {
 		return
 	}
 	rest := s.othersUB

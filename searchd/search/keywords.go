@@ -223,26 +223,16 @@ func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts []
 }
 
 // holdingPhrases ranks, as idx.Search(mq) would, the messages that match
-// the keywords' FTS5 expression: the index requires each phrase's words
-// (every message holding the phrase holds them), FTS5 keeps those
-// holding it in order, and the index is asked for more until mq.Limit
-// are kept or it has no more. (The phrase's messages are read whole
-// from FTS5: a phrase is rarer than its words.)
+// the keywords' FTS5 expression: FTS5 lists the messages holding a
+// phrase (in one query: a phrase is rarer than its words), and the index
+// ranks those of them holding the phrase's words.
 func (q *query) holdingPhrases(ctx context.Context, idx *lexical.Index, mq lexical.Query, expr string) ([]lexical.Hit, error) {
 	holding, err := q.svc.DB.Matching(ctx, expr)
 	if err != nil {
 		return nil, err
 	}
-	want := mq.Limit
-	mq.Required = phraseWords(mq.Required)
-	for {
-		found := idx.Search(mq)
-		kept := slices.DeleteFunc(found, func(h lexical.Hit) bool { return !holding[h.ID] })
-		if len(kept) >= want || len(found) < mq.Limit {
-			return kept[:min(len(kept), want)], nil
-		}
-		mq.Limit *= 4
-	}
+	mq.Required, mq.Among = phraseWords(mq.Required), holding
+	return idx.Search(mq), nil
 }
 
 // phraseWords are alternatives with each phrase replaced by its words,
