@@ -184,8 +184,8 @@ func (q *query) audience(ctx context.Context) ([]int64, error) {
 // memoryLexical ranks with the in-memory keyword index, when it is loaded
 // (ok); BM25's statistics are the audience's. A keyword phrase needs word
 // positions, which only FTS5 keeps: for an audience that may read every
-// channel FTS5 ranks it, for a narrower one the index ranks the messages
-// holding the phrase's words and FTS5 keeps those holding the phrase.
+// channel FTS5 ranks it, for a narrower one FTS5 lists the messages
+// holding it and the index ranks them (holdingPhrases).
 func (q *query) memoryLexical(ctx context.Context, terms []lexical.Term, alts [][]lexical.Term) (hits []sqlite.LexicalHit, ok bool, err error) {
 	mq := lexical.Query{Terms: terms, Required: alts, Limit: q.svc.Config.Window}
 	phrases := !lexical.Supports(mq)
