@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"dsearch/searchd/internal/script"
 	"dsearch/searchd/search"
 )
 
@@ -92,59 +93,6 @@ func copiesAt(text, material string, copyWords int, copyShare float64) bool {
 }
 
 // script is a writing system, as far as telling languages apart needs.
-type script int
-
-const (
-	noScript script = iota
-	latin
-	hangul
-	han
-	kana
-	cyrillic
-	otherScript
-)
-
-func scriptOf(r rune) script {
-	switch {
-	case !unicode.IsLetter(r):
-		return noScript
-	case unicode.Is(unicode.Hangul, r):
-		return hangul
-	case unicode.Is(unicode.Hiragana, r), unicode.Is(unicode.Katakana, r):
-		return kana
-	case unicode.Is(unicode.Han, r):
-		return han
-	case unicode.Is(unicode.Latin, r):
-		return latin
-	case unicode.Is(unicode.Cyrillic, r):
-		return cyrillic
-	}
-	return otherScript
-}
-
-// letters counts the letters of each script in text.
-func letters(text string) map[script]int {
-	n := map[script]int{}
-	for _, r := range text {
-		if s := scriptOf(r); s != noScript {
-			n[s]++
-		}
-	}
-	return n
-}
-
-// dominant is the script most of text's letters are in (noScript for
-// none).
-func dominant(n map[script]int) script {
-	best, most := noScript, 0
-	for s := latin; s <= otherScript; s++ {
-		if n[s] > most {
-			best, most = s, n[s]
-		}
-	}
-	return best
-}
-
 // ownWords are the words of text that are not in material: what the
 // writer wrote, apart from the names and words it took from what it was
 // shown (a Korean answer may name Caroline).
@@ -171,12 +119,12 @@ const minLetters = 12
 // or cannot be told. Only the text's own words count (ownWords).
 func otherLanguage(text, want, material string) string {
 	own := ownWords(text, material+" "+want)
-	got := letters(strings.Join(own, " "))
+	got := script.Letters(strings.Join(own, " "))
 	total := 0
 	for _, n := range got {
 		total += n
 	}
-	wantScripts := letters(want + " " + material)
+	wantScripts := script.Letters(want + " " + material)
 	for s, n := range got {
 		if wantScripts[s] == 0 && n >= 3 {
 			return "is written in a script neither the question nor the results use"
@@ -185,14 +133,14 @@ func otherLanguage(text, want, material string) string {
 	if total < minLetters {
 		return ""
 	}
-	ws := dominant(letters(want))
-	if ws == noScript {
+	ws := script.Dominant(script.Letters(want))
+	if ws == script.None {
 		return ""
 	}
-	if dominant(got) != ws {
+	if script.Dominant(got) != ws {
 		return "is not in the language of the question"
 	}
-	if ws == latin && isEnglish(words(want)) && len(own) >= 8 && !isEnglish(words(text)) {
+	if ws == script.Latin && isEnglish(words(want)) && len(own) >= 8 && !isEnglish(words(text)) {
 		return "is not in the language of the question"
 	}
 	return ""

@@ -95,7 +95,7 @@ type Evidence struct {
 	// conversations compared; Self is its similarity to itself embedded
 	// as a passage, the ceiling of a copy (Closeness is from them).
 	Mean, Std, Self float64
-	// OtherScript: most of the result's letters are in another script
+	// OtherScript: most of the result's words are in another script
 	// than the query's (a translation, at best: its closeness is held to
 	// Config.TranslationCloseness).
 	OtherScript bool
@@ -151,7 +151,7 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	}
 	// Read only where it can decide: a conversation is eighty messages.
 	if q.svc.Measure || cfg.TranslationCloseness > 0 && c.Closeness >= cfg.TranslationCloseness && c.Closeness < cfg.Closeness {
-		c.Evidence.OtherScript = inOtherScript(mainScript(q.text), texts)
+		c.Evidence.OtherScript = inOtherScript(q.text, texts)
 	}
 	bar := cfg.Closeness
 	if c.Evidence.OtherScript && cfg.TranslationCloseness > 0 && bar > 0 {

@@ -392,7 +392,7 @@ func TestScripts(t *testing.T) {
 		{"who is moving?", []string{"😂 12:30"}, false},
 		{"кто переезжает?", []string{"who is moving"}, true},
 	} {
-		if got := inOtherScript(mainScript(c.query), c.texts); got != c.other {
+		if got := inOtherScript(c.query, c.texts); got != c.other {
 			t.Errorf("%q over %q: in another script %v, want %v", c.query, c.texts, got, c.other)
 		}
 	}
