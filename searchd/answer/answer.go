@@ -137,6 +137,11 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A narrow audience's keyword search waits for the keyword index:
+	// when it is still loading, say so before the LLM plans for nothing.
+	if err := s.Search.AwaitKeywords(ctx, req.Readable, req.Filter.Channels); err != nil {
+		return nil, err
+	}
 	if req.Cursor != "" {
 		return s.nextPage(ctx, q, req, version)
 	}

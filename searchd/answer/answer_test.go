@@ -225,6 +225,40 @@ func TestOllamaDown(t *testing.T) {
 	}
 }
 
+// While the keyword index loads, a question for a narrower audience than
+// every channel cannot be ranked with that audience's word statistics: it
+// fails plainly, before the LLM is asked to plan (and a cursor's page
+// likewise); over every channel FTS5 ranks it as before.
+func TestQuestionWaitsForTheKeywordIndex(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeOllama{}
+	s, _ := setup(t, f)
+	kw := &index.Keywords{DB: s.DB} // not loaded
+	s.Search.Keywords, s.Search.KeywordWait = kw, 20*time.Millisecond
+	for _, req := range []Request{
+		{Question: "who is moving?", Filter: sqlite.Filter{Channels: []int64{1}}},
+		{Question: "who is moving?", Readable: []int64{1}},
+		{Question: "who is moving?", Readable: []int64{1}, Cursor: "anything"},
+	} {
+		if _, err := s.Query(ctx, req); !errors.Is(err, search.ErrKeywordsLoading) {
+			t.Errorf("%+v while the index loads: %v, want ErrKeywordsLoading", req, err)
+		}
+	}
+	if n := len(f.requests); n != 0 {
+		t.Errorf("the LLM was asked %d times for questions that could not be searched", n)
+	}
+	if resp := ask(t, s, "who is moving?"); len(resp.Results) == 0 {
+		t.Errorf("every channel while the index loads: %+v, want FTS5's results", resp)
+	}
+	if err := kw.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Query(ctx, Request{Question: "who is moving?", Readable: []int64{1}})
+	if err != nil || len(resp.Results) == 0 {
+		t.Errorf("once the index loaded: %+v, %v", resp, err)
+	}
+}
+
 // The rules plan searches the question as it is: its keywords are only
 // the words the synonyms file spells other ways. Its proper nouns,
 // quoted phrases and Latin words in Korean are no keywords: required,

@@ -119,24 +119,44 @@ func (q *query) lexicalHits(ctx context.Context, terms []lexical.Term, alts [][]
 // audience reads fewer than every channel, so FTS5 cannot rank for it.
 var ErrKeywordsLoading = errors.New("the keyword index is loading (after a start or a large import); try again in a moment")
 
-// keywordWait is how long a search waits for the keyword index to load
-// before it gives up with ErrKeywordsLoading: a start's load takes
+// DefaultKeywordWait is how long a search waits for the keyword index to
+// load before it gives up with ErrKeywordsLoading: a start's load takes
 // seconds per 650,000 messages.
-var keywordWait = 10 * time.Second
+const DefaultKeywordWait = 10 * time.Second
 
 // narrowAudience: the search's audience may read some channels only (a
 // readable list or a channel filter); otherwise every channel.
 func (q *query) narrowAudience() bool {
-	return len(q.Readable) > 0 || len(q.Filter.Channels) > 0
+	return narrow(q.Readable, q.Filter.Channels)
+}
+
+func narrow(readable, channels []int64) bool {
+	return len(readable) > 0 || len(channels) > 0
 }
 
 // keywordIndex is the loaded keyword index, nil while it loads; for a
-// narrow audience it waits up to keywordWait, then fails.
+// narrow audience it waits, then fails (AwaitKeywords).
 func (q *query) keywordIndex(ctx context.Context) (*lexical.Index, error) {
-	deadline := time.Now().Add(keywordWait)
+	return q.svc.keywordIndex(ctx, q.narrowAudience())
+}
+
+// AwaitKeywords returns ErrKeywordsLoading when a search for this audience
+// (Request.Readable, Filter.Channels) would fail while the keyword index
+// loads, after waiting for it as the search would: the question pipeline
+// asks before it spends the LLM's time on a plan.
+func (s *Service) AwaitKeywords(ctx context.Context, readable, channels []int64) error {
+	if s.Keywords == nil || !narrow(readable, channels) {
+		return nil
+	}
+	_, err := s.keywordIndex(ctx, true)
+	return err
+}
+
+func (s *Service) keywordIndex(ctx context.Context, narrow bool) (*lexical.Index, error) {
+	deadline := time.Now().Add(cmp.Or(s.KeywordWait, DefaultKeywordWait))
 	for {
-		idx, err := q.svc.Keywords.Current(ctx)
-		if err != nil || idx != nil || !q.narrowAudience() {
+		idx, err := s.Keywords.Current(ctx)
+		if err != nil || idx != nil || !narrow {
 			return idx, err
 		}
 		if time.Now().After(deadline) {

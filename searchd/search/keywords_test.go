@@ -262,9 +262,8 @@ func TestKeywordSearchWaitsForTheIndex(t *testing.T) {
 	ctx := context.Background()
 	base := setupWith(t, corpus)
 	kw := &index.Keywords{DB: base.DB} // not loaded yet
-	s := &Service{DB: base.DB, Matrix: base.Matrix, Embedder: base.Embedder, Config: base.Config, Keywords: kw}
-	defer func(w time.Duration) { keywordWait = w }(keywordWait)
-	keywordWait = 50 * time.Millisecond
+	s := &Service{DB: base.DB, Matrix: base.Matrix, Embedder: base.Embedder, Config: base.Config, Keywords: kw,
+		KeywordWait: 50 * time.Millisecond}
 	inGeneral := sqlite.Filter{Channels: []int64{general}}
 	for _, r := range []Request{
 		{Query: "boiler", Mode: Lexical, Filter: inGeneral},
@@ -276,10 +275,16 @@ func TestKeywordSearchWaitsForTheIndex(t *testing.T) {
 			t.Errorf("%+v while the index loads: %v, want ErrKeywordsLoading", r, err)
 		}
 	}
+	if err := s.AwaitKeywords(ctx, nil, []int64{general}); !errors.Is(err, ErrKeywordsLoading) {
+		t.Errorf("AwaitKeywords for #general while the index loads: %v, want ErrKeywordsLoading", err)
+	}
+	if err := s.AwaitKeywords(ctx, nil, nil); err != nil {
+		t.Errorf("AwaitKeywords for every channel while the index loads: %v, want nil (FTS5 ranks)", err)
+	}
 	if r := run(t, s, Request{Query: "boiler", Mode: Lexical}); len(r.Results) == 0 {
 		t.Error("every channel while the index loads: no results, want FTS5's")
 	}
-	keywordWait = time.Minute
+	s.KeywordWait = time.Minute
 	loaded := make(chan error, 1)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
@@ -290,6 +295,9 @@ func TestKeywordSearchWaitsForTheIndex(t *testing.T) {
 	}
 	if err := <-loaded; err != nil {
 		t.Fatal(err)
+	}
+	if err := s.AwaitKeywords(ctx, []int64{general}, nil); err != nil {
+		t.Errorf("AwaitKeywords once the index loaded: %v", err)
 	}
 }
 

@@ -123,8 +123,11 @@ type Service struct {
 	Matrix   *index.Matrix
 	Embedder Embedder
 	// Keywords, when set and loaded, ranks keyword searches in memory;
-	// otherwise FTS5 does.
+	// otherwise FTS5 does, for an audience that reads every channel.
 	Keywords *index.Keywords
+	// KeywordWait is how long a search for a narrower audience waits for
+	// Keywords to load before ErrKeywordsLoading (0: DefaultKeywordWait).
+	KeywordWait time.Duration
 	// Memberships, when set and loaded with Keywords, give a required
 	// keyword's segments from memory; otherwise SQLite does.
 	Memberships *index.Memberships

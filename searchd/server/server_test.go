@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"dsearch/searchd/answer"
+	"dsearch/searchd/index"
 	"dsearch/searchd/ingest"
 	"dsearch/searchd/internal/sample"
 	"dsearch/searchd/search"
@@ -63,7 +64,7 @@ type fixture struct {
 
 // serve runs a real server on a real socket over a database holding the
 // sample export.
-func serve(t *testing.T, ln net.Listener, path string) *fixture {
+func serve(t *testing.T, ln net.Listener, path string, opts ...func(*server.Server)) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "data"))
@@ -81,6 +82,9 @@ func serve(t *testing.T, ln net.Listener, path string) *fixture {
 	}
 	srv := &server.Server{DB: db, Rules: segment.DefaultRules, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "test",
 		Search: &search.Service{DB: db, Config: search.DefaultConfig()}}
+	for _, o := range opts {
+		o(srv)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln, 5*time.Second) }()
 	t.Cleanup(func() {
@@ -96,7 +100,7 @@ func serve(t *testing.T, ln net.Listener, path string) *fixture {
 	return &fixture{db: db, socket: path, c: client.New(path), http: hc}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...func(*server.Server)) *fixture {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ds")
 	if err != nil {
@@ -108,7 +112,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, ln, path)
+	return serve(t, ln, path, opts...)
 }
 
 // raw sends a request as-is and returns the status and error message.
@@ -205,6 +209,31 @@ func TestSearchRoute(t *testing.T) {
 	// Without a model the default mode is lexical.
 	if resp, err = f.c.Search(context.Background(), url.Values{"q": {"보일러"}}); err != nil || resp.Mode != "lexical" || len(resp.Results) == 0 {
 		t.Fatalf("default mode without a model: %+v, %v", resp, err)
+	}
+}
+
+// While the keyword index loads, a search or question for fewer channels
+// than all is refused with 503 and says why (the bot shows it as "not
+// ready"), rather than ranked by every channel's word statistics; over
+// every channel FTS5 answers.
+func TestKeywordIndexLoadingIs503(t *testing.T) {
+	f := newFixture(t, func(srv *server.Server) {
+		srv.Search.Keywords, srv.Search.KeywordWait = &index.Keywords{DB: srv.DB}, 10*time.Millisecond // never loaded
+		srv.Answer = &answer.Service{DB: srv.DB, Search: srv.Search, Config: answer.DefaultConfig()}
+	})
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/search?q=%EB%B3%B4%EC%9D%BC%EB%9F%AC&mode=lexical&channel=123", ""},
+		{"GET", "/v1/search?q=%EB%B3%B4%EC%9D%BC%EB%9F%AC&mode=lexical&readable=123", ""},
+		{"POST", "/v1/query", `{"question":"보일러","channels":["123"]}`},
+		{"POST", "/v1/query", `{"question":"보일러","readable":["123"]}`},
+	} {
+		code, body := f.raw(t, c.method, c.path, c.body, "Content-Type", "application/json")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "keyword index is loading") {
+			t.Errorf("%s %s %s: %d %s, want 503 saying the keyword index is loading", c.method, c.path, c.body, code, body)
+		}
+	}
+	if code, body := f.raw(t, "GET", "/v1/search?q=%EB%B3%B4%EC%9D%BC%EB%9F%AC&mode=lexical", ""); code != http.StatusOK || !strings.Contains(body, "보일러") {
+		t.Errorf("every channel while the index loads: %d %s, want FTS5's results", code, body)
 	}
 }
 
