@@ -301,6 +301,48 @@ func TestRulePlanAndNames(t *testing.T) {
 	}
 }
 
+// deletingLLM deletes a message while it summarizes: a member deleting
+// it during a catch-up's LLM call.
+type deletingLLM struct {
+	s   *Service
+	del int64
+}
+
+func (d *deletingLLM) Complete(ctx context.Context, r llm.Request) (string, error) {
+	if d.del != 0 {
+		if _, err := d.s.DB.Apply(ctx, &searchd.Batch{Deletes: []int64{d.del}}, segment.DefaultRules, nil); err != nil {
+			return "", err
+		}
+		d.del = 0
+	}
+	return `{"summary":"the boiler broke, someone wants a plumber","keywords":["boiler"]}`, nil
+}
+
+// A summary written while a message it read was deleted is shown once, to
+// the member who asked then, and not cached: the next catch-up does not
+// serve the deleted text's summary.
+func TestCatchupDoesNotCacheWhatWasDeletedMeanwhile(t *testing.T) {
+	s, _ := setup(t, &fakeOllama{})
+	ctx := context.Background()
+	s.LLM = &deletingLLM{s: s, del: 3} // "the boiler broke, no hot water"
+	req := CatchupRequest{Channel: 1, Since: t0.Add(4 * time.Hour).UnixMicro()}
+	if _, err := s.Catchup(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Catchup(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Conversations) == 0 {
+		t.Fatal("no conversation left to catch up on")
+	}
+	for _, c := range again.Conversations {
+		if c.Cached {
+			t.Errorf("the summary of deleted message 3 was cached and served again: %q", c.Summary)
+		}
+	}
+}
+
 func TestCatchup(t *testing.T) {
 	f := &fakeOllama{script: []string{
 		`json:{"summary":"the boiler broke","keywords":["boiler","plumber"]}`,

@@ -98,7 +98,7 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 				resp.SummaryError = "the LLM did not summarize: " + err.Error()
 			} else {
 				c.Summary, c.Keywords = sum.Text, sum.Keywords
-				if err := s.DB.SaveSummary(ctx, sg.ID, model, *sum); err != nil {
+				if err := s.DB.SaveSummary(ctx, sg.ID, sg.Revision, model, *sum); err != nil {
 					return nil, err
 				}
 			}

@@ -91,7 +91,7 @@ func TestCarriedWindowsStayTrue(t *testing.T) {
 		live(fmt.Sprintf("message %d", id), searchd.Batch{Messages: []searchd.Message{line(id, 100+100*(id%2))}})
 		mustCarry(fmt.Sprintf("message %d", id))
 	}
-	if err := db.SaveSummary(ctx, 1, "m", Summary{Text: "s"}); err != nil { // a write aside keeps it
+	if err := db.SaveSummary(ctx, 1, revisionOf(t, db, 1), "m", Summary{Text: "s"}); err != nil { // a write aside keeps it
 		t.Fatal(err)
 	}
 	mustCarry("a summary saved")

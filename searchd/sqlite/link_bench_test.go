@@ -69,7 +69,7 @@ func benchmarkPlaceLive(b *testing.B, cold bool) {
 		}
 		applying = append(applying, time.Since(start))
 		b.StopTimer()
-		if err := db.SaveSummary(ctx, 1, "bench", Summary{}); err != nil { // the embedding job's kind of write
+		if err := db.SaveSummary(ctx, 1, revisionOf(b, db, 1), "bench", Summary{}); err != nil { // the embedding job's kind of write
 			b.Fatal(err)
 		}
 		if cold {

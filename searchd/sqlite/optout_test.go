@@ -86,7 +86,7 @@ func TestSummaryGoesWithItsText(t *testing.T) {
 		return n
 	}
 	save := func() {
-		if err := db.SaveSummary(ctx, m.SegmentID, "model", Summary{Text: "what message 2 said"}); err != nil {
+		if err := db.SaveSummary(ctx, m.SegmentID, revisionOf(t, db, m.SegmentID), "model", Summary{Text: "what message 2 said"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -46,7 +46,7 @@ const (
 	qLatestSpan = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
 	qSpanAt     = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
 	qSpanBefore = `SELECT id, channel_id, start_at, end_at, start_message_id, end_message_id, message_count FROM segments WHERE channel_id = ? AND start_at <= ? AND (start_at < ? OR start_message_id < ?) ORDER BY start_at DESC, start_message_id DESC LIMIT 1`
-	qNewSpan    = `INSERT INTO segments (channel_id, start_message_id, end_message_id, start_at, end_at, message_count, revision) VALUES (?, ?, ?, ?, ?, 0, 0)`
+	qNewSpan    = `INSERT INTO segments (id, channel_id, start_message_id, end_message_id, start_at, end_at, message_count, revision) VALUES ((SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key = 'segments_high'), ?, ?, ?, ?, ?, 0, 0)` // never a deleted segment's ID (migration 0016)
 	qUpdateSpan = `UPDATE segments SET start_message_id = ?, end_message_id = ?, start_at = ?, end_at = ?, message_count = ?, revision = revision + 1 WHERE id = ?`
 )
 

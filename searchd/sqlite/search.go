@@ -232,6 +232,9 @@ type SegmentInfo struct {
 	StartMessageID         int64
 	StartAt, EndAt         int64
 	MessageCount           int
+	// Revision is the segment's when read (SegmentsInRange only): what a
+	// summary of the messages read after it is saved at (SaveSummary).
+	Revision int64
 }
 
 // SegmentInfos returns the segments with the given IDs.
@@ -331,7 +334,7 @@ func (db *DB) SegmentsInRange(ctx context.Context, channel, since, until int64, 
 		until = math.MaxInt64
 	}
 	rows, err := db.db.QueryContext(ctx, `SELECT s.id, s.channel_id, COALESCE(c.guild_id, 0), s.start_message_id,
-		s.start_at, s.end_at, s.message_count FROM segments s JOIN channels c ON c.id = s.channel_id
+		s.start_at, s.end_at, s.message_count, s.revision FROM segments s JOIN channels c ON c.id = s.channel_id
 		WHERE s.channel_id = ? AND s.end_at >= ? AND s.start_at <= ?
 			AND EXISTS (SELECT 1 FROM message_segments ms JOIN messages m ON m.id = ms.message_id
 				WHERE ms.segment_id = s.id AND `+spoken+`)
@@ -343,7 +346,7 @@ func (db *DB) SegmentsInRange(ctx context.Context, channel, since, until int64, 
 	var out []SegmentInfo
 	for rows.Next() {
 		var s SegmentInfo
-		if err := rows.Scan(&s.ID, &s.ChannelID, &s.GuildID, &s.StartMessageID, &s.StartAt, &s.EndAt, &s.MessageCount); err != nil {
+		if err := rows.Scan(&s.ID, &s.ChannelID, &s.GuildID, &s.StartMessageID, &s.StartAt, &s.EndAt, &s.MessageCount, &s.Revision); err != nil {
 			return nil, err
 		}
 		out = append(out, s)
@@ -374,17 +377,21 @@ func (db *DB) CachedSummary(ctx context.Context, segment int64, model string) (*
 	return &s, json.Unmarshal([]byte(kw), &s.Keywords)
 }
 
-// SaveSummary caches a segment's summary at its current revision.
-func (db *DB) SaveSummary(ctx context.Context, segment int64, model string, s Summary) error {
+// SaveSummary caches a segment's summary at revision, the segment's when
+// its messages were read, and only if the segment is still at it: a
+// message edited, deleted or opted out while the LLM wrote the summary
+// moved the revision, and the summary of the old text is not kept (nor,
+// since segment IDs are never reused, put on another conversation).
+func (db *DB) SaveSummary(ctx context.Context, segment, revision int64, model string, s Summary) error {
 	kw, err := json.Marshal(s.Keywords)
 	if err != nil {
 		return err
 	}
 	return db.writeAside(ctx, "NORMAL", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO segment_summaries (segment_id, revision, model, summary, keywords)
-			SELECT id, revision, ?, ?, ? FROM segments WHERE id = ?
+			SELECT id, revision, ?, ?, ? FROM segments WHERE id = ? AND revision = ?
 			ON CONFLICT (segment_id) DO UPDATE SET revision = excluded.revision, model = excluded.model,
-				summary = excluded.summary, keywords = excluded.keywords`, model, s.Text, string(kw), segment)
+				summary = excluded.summary, keywords = excluded.keywords`, model, s.Text, string(kw), segment, revision)
 		return err
 	})
 }
