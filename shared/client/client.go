@@ -166,6 +166,12 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)) {
 		return fmt.Errorf("searchd is not reachable at %s: %w", c.Socket, ErrNotRunning)
 	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		// url.Error quotes the whole URL, whose query is what was
+		// searched for (a message's text, for related conversations):
+		// an error is logged, and message text never may be.
+		err = fmt.Errorf("%s %s: %w", ue.Op, u.Path, ue.Err)
+	}
 	if err != nil {
 		return fmt.Errorf("searchd is not reachable at %s: %w", c.Socket, err)
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"dsearch/shared/api"
 )
@@ -119,5 +121,44 @@ func TestRefusesUntrustedDaemon(t *testing.T) {
 	os.Chmod(dir, 0o700)
 	if _, err := New(path).Health(ctx); err != nil || asked != 1 {
 		t.Errorf("our own daemon: %v (asked %d)", err, asked)
+	}
+}
+
+// A search that fails in transport (searchd dropped the connection in a
+// restart or a crash; the caller's deadline passed) says so without the
+// request's URL, whose q is what was searched: a message's text for
+// "Find related conversations", and the bot logs the error.
+func TestTransportErrorsHoldNoQueryText(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang := make(chan struct{})
+	defer close(hang)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("q") == "slow secret diagnosis" {
+			<-hang
+			return
+		}
+		c, _, _ := w.(http.Hijacker).Hijack()
+		c.Close() // searchd went away mid-request
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	_, err = New(path).Search(context.Background(), url.Values{"q": {"my secret diagnosis"}})
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "/v1/search") {
+		t.Errorf("a dropped connection: %v, want an error naming the route and not the query", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = New(path).Search(ctx, url.Values{"q": {"slow secret diagnosis"}})
+	if err == nil || strings.Contains(err.Error(), "secret") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("past the deadline: %v, want context.DeadlineExceeded without the query", err)
 	}
 }
