@@ -103,6 +103,10 @@ func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, 
 		b.log.Warn("backfill: channel skipped", "channel", ch.ID, "err", discordErr(err))
 		b.noteStatus(b.status.incomplete(ch, discordErr(err).Error(), false))
 		return
+	case errors.Is(err, errNoHistory):
+		b.log.Warn("backfill: channel skipped", "channel", ch.ID, "err", err)
+		b.noteStatus(b.status.incomplete(ch, err.Error(), false))
+		return
 	}
 	wait := min(b.cfg.RetryAfter<<min(attempt, 20), maxRetryWait)
 	b.log.Warn("backfill: channel failed; trying again later", "channel", ch.ID, "retry_in", wait, "err", err)
@@ -259,6 +263,12 @@ func (b *Bot) catchUpWaiting() bool {
 // channel's start when fromStart) to upTo (0: the page's newest; no
 // later message is known to be missing).
 func (b *Bot) reconcile(ctx context.Context, ch discord.Channel, msgs []discord.Message, fromStart bool, upTo discord.MessageID) error {
+	if !b.botReadsHistory(ch) {
+		// Discord answers an empty page, not 403, to a bot that may view
+		// a channel but not read its history: taken at its word, it would
+		// delete every stored message of the channel, for good.
+		return errNoHistory
+	}
 	from := discord.MessageID(1)
 	if !fromStart && len(msgs) > 0 {
 		from = msgs[len(msgs)-1].ID
@@ -273,6 +283,44 @@ func (b *Bot) reconcile(ctx context.Context, ch discord.Channel, msgs []discord.
 		return nil
 	}
 	return b.sendReconciled(ctx, ch, msgs, from, upTo)
+}
+
+// errNoHistory: the bot may not read a channel's history (Read Message
+// History, or View Channel, taken away), so a page of it says nothing of
+// what was deleted there.
+var errNoHistory = errors.New("the bot may not read this channel's history (View Channel and Read Message History); its stored messages are kept as they are")
+
+// botReadsHistory reports whether the bot may read ch's past messages now
+// (a thread: its parent's), by the gateway's state of the channel, its
+// roles and the bot's member; true when the state cannot tell, as Discord
+// then answers for itself (403).
+func (b *Bot) botReadsHistory(ch discord.Channel) bool {
+	c, err := b.state.Channel(ch.ID) // ch may be a retry's old copy
+	if err != nil {
+		return true
+	}
+	if isThread(c.Type) {
+		if c, err = b.state.Channel(c.ParentID); err != nil {
+			return true
+		}
+	}
+	me, err := b.state.Me()
+	if err != nil {
+		return true
+	}
+	member, err := b.state.Member(c.GuildID, me.ID)
+	if err != nil {
+		return true
+	}
+	guild, err := b.state.Guild(c.GuildID)
+	if err != nil {
+		return true
+	}
+	roles, err := b.state.Roles(c.GuildID)
+	if err != nil {
+		return true
+	}
+	return mayRead(guild, c, member, roles)
 }
 
 // reconcileAfter is reconcile for a page Discord returned for "after"

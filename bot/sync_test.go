@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -245,6 +246,55 @@ func TestSpoolFailureIsCaughtUp(t *testing.T) {
 	}
 	if !strings.Contains(e.log.String(), "cannot write to the spool") {
 		t.Error("no warning of the spool failure in the log")
+	}
+}
+
+// Discord answers a bot that may view a channel but not read its history
+// with an empty page, not 403. A catch-up of such a channel (here after a
+// spool failure) must not take the empty page for a channel whose every
+// message was deleted: the stored history stays, the status says why the
+// channel is not synced, and once the permission is back it syncs again.
+func TestNoHistoryPermissionDeletesNothing(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	ch := fakeGuild().Channels[1] // #general
+	noHistory := ch
+	noHistory.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionReadMessageHistory}}
+	e.discord.UpdateChannel(noHistory)
+	waitFor(t, "the bot's state to see the overwrite", func() bool { return !e.bot.botReadsHistory(ch) })
+	var failing atomic.Bool
+	failing.Store(true)
+	e.bot.batch.mu.Lock()
+	put := e.bot.batch.put
+	e.bot.batch.put = func(b *api.MessageBatch) error {
+		if failing.CompareAndSwap(true, false) {
+			return errors.New("spool: no space left on device")
+		}
+		return put(b)
+	}
+	e.bot.batch.mu.Unlock()
+	e.discord.Post(message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "live in general"))
+	waitFor(t, "the channel reported as not synced", func() bool {
+		st, _ := api.ReadBotStatus(e.cfg.SpoolDir)
+		return st != nil && slices.ContainsFunc(st.Incomplete, func(c api.IncompleteChannel) bool {
+			return c.Channel == api.ID(general) && strings.Contains(c.Why, "Read Message History")
+		})
+	})
+	for _, m := range h {
+		if m.ChannelID == general && !e.stored(m.ID) {
+			t.Fatalf("message %d of #general was deleted for an empty page", m.ID)
+		}
+	}
+	e.discord.UpdateChannel(ch)
+	waitFor(t, "the bot's state to see the permission back", func() bool { return e.bot.botReadsHistory(ch) })
+	e.bot.Backfill()
+	waitFor(t, "#general synced once the permission is back", func() bool {
+		st, _ := api.ReadBotStatus(e.cfg.SpoolDir)
+		return st != nil && len(st.Incomplete) == 0
+	})
+	if !e.stored(h[0].ID) || !e.stored(h[len(h)-1].ID) {
+		t.Error("stored history lost after the permission came back")
 	}
 }
 

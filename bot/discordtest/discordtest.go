@@ -579,6 +579,16 @@ func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel s
 		writeJSON(w, 404, map[string]any{"message": "Unknown Channel", "code": 10003})
 		return
 	}
+	switch perms := d.botPermissions(discord.ChannelID(id)); {
+	case !perms.Has(discord.PermissionViewChannel):
+		writeJSON(w, 403, map[string]any{"message": "Missing Access", "code": 50001})
+		return
+	case !perms.Has(discord.PermissionReadMessageHistory):
+		// Discord's answer to a bot that may view a channel but not read
+		// its history: no error, an empty page.
+		writeJSON(w, 200, []discord.Message{})
+		return
+	}
 	var page []discord.Message
 	if after.IsValid() {
 		for _, m := range all { // the oldest after it
@@ -598,6 +608,67 @@ func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel s
 		page = []discord.Message{}
 	}
 	writeJSON(w, 200, page)
+}
+
+// botPermissions are the bot's permissions in a channel (a thread: its
+// parent's), from the guild's roles and the channel's overwrites, as
+// Discord computes them.
+func (d *Discord) botPermissions(id discord.ChannelID) discord.Permissions {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g := d.guild.Guild
+	all := append(slices.Clone(d.guild.Channels), d.guild.Archived...)
+	find := func(id discord.ChannelID) *discord.Channel {
+		for i := range all {
+			if all[i].ID == id {
+				return &all[i]
+			}
+		}
+		return nil
+	}
+	ch := find(id)
+	if ch != nil && (ch.Type == discord.GuildPublicThread || ch.Type == discord.GuildPrivateThread || ch.Type == discord.GuildAnnouncementThread) {
+		ch = find(ch.ParentID)
+	}
+	var me discord.Member
+	for _, m := range d.guild.Members {
+		if m.User.ID == d.Me.ID {
+			me = m
+		}
+	}
+	if g.OwnerID == d.Me.ID {
+		return discord.PermissionAll
+	}
+	var perms discord.Permissions
+	for _, r := range g.Roles {
+		if discord.RoleID(g.ID) == r.ID || slices.Contains(me.RoleIDs, r.ID) {
+			perms |= r.Permissions
+		}
+	}
+	if perms.Has(discord.PermissionAdministrator) {
+		return discord.PermissionAll
+	}
+	if ch == nil {
+		return perms
+	}
+	var allow, deny discord.Permissions
+	for _, o := range ch.Overwrites { // @everyone first, then the roles together, then the member
+		if o.Type == discord.OverwriteRole && discord.RoleID(o.ID) == discord.RoleID(g.ID) {
+			perms = perms&^o.Deny | o.Allow
+		}
+	}
+	for _, o := range ch.Overwrites {
+		if o.Type == discord.OverwriteRole && slices.Contains(me.RoleIDs, discord.RoleID(o.ID)) {
+			allow, deny = allow|o.Allow, deny|o.Deny
+		}
+	}
+	perms = perms&^deny | allow
+	for _, o := range ch.Overwrites {
+		if o.Type == discord.OverwriteMember && discord.UserID(o.ID) == d.Me.ID {
+			perms = perms&^o.Deny | o.Allow
+		}
+	}
+	return perms
 }
 
 // gateway speaks the gateway protocol on one websocket: HELLO; READY and
