@@ -111,8 +111,11 @@ func (b *batcher) forget(channels, guilds []api.ID) {
 
 // flush writes what is waiting to the spool, in pieces searchd accepts.
 // A piece the spool cannot take (full, or a disk error) is not lost for
-// good: its deletions and forgotten places wait in memory for the next
-// flush, and the channels of its messages are caught up from Discord.
+// good: its removals are put again alone (a full spool takes them past its
+// bound), and wait in memory for the next flush if even that fails; its
+// edits wait in memory too (a catch-up reconciles only its channel's
+// latest page before the mark, and an edit may take text out of an older
+// message); and the channels of its messages are caught up from Discord.
 func (b *batcher) flush() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -129,6 +132,13 @@ func (b *batcher) flush() {
 			refused += part.Items()
 			for _, m := range part.Messages {
 				lost[discord.ChannelID(m.ChannelID)] = discord.GuildID(m.GuildID)
+				if m.EditedAt != nil {
+					kept.Messages = append(kept.Messages, m)
+				}
+			}
+			removals := &api.MessageBatch{Deletes: part.Deletes, ForgetChannels: part.ForgetChannels, ForgetGuilds: part.ForgetGuilds}
+			if removals.Items() > 0 && (len(part.Messages) > 0 || len(part.Guilds) > 0 || len(part.Channels) > 0) && b.put(removals) == nil {
+				continue
 			}
 			kept.Deletes = append(kept.Deletes, part.Deletes...)
 			kept.ForgetChannels = append(kept.ForgetChannels, part.ForgetChannels...)
@@ -149,7 +159,7 @@ func (b *batcher) flush() {
 		if errors.Is(lastErr, spool.ErrFull) {
 			what = "spool full while searchd is away"
 		}
-		b.log.Warn(what+"; the messages are fetched again from Discord once it can, deletions wait in memory",
+		b.log.Warn(what+"; the messages are fetched again from Discord once it can, deletions and edits it refused wait in memory",
 			"events", refused, "channels", len(lost), "deletions_waiting", len(kept.Deletes), "err", lastErr)
 		if b.lost != nil {
 			b.lost(lost, refused, lastErr)
@@ -158,6 +168,12 @@ func (b *batcher) flush() {
 		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
 	}
 	b.pending, b.at = kept, nil
+	for i, m := range kept.Messages {
+		if b.at == nil {
+			b.at = map[api.ID]int{}
+		}
+		b.at[m.ID] = i
+	}
 }
 
 // run flushes on a timer until ctx ends, then once more.

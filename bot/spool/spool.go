@@ -257,7 +257,11 @@ var syncDir = func(dir string) error {
 }
 
 // Put stores a batch durably. It fails with ErrFull rather than grow past
-// the bound.
+// the bound with messages; a batch of removals alone (deletions, forgotten
+// channels and servers: a few bytes each) is taken past it, since what was
+// deleted must stay deleted across a restart while searchd is away, and
+// Discord cannot tell a catch-up what it no longer has beyond its last
+// page.
 func (s *Spool) Put(b *api.MessageBatch) error {
 	data, err := json.Marshal(b)
 	if err != nil {
@@ -265,7 +269,8 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.size+int64(len(data)) > s.maxBytes {
+	removals := len(b.Messages) == 0 && len(b.Guilds) == 0 && len(b.Channels) == 0
+	if s.size+int64(len(data)) > s.maxBytes && !removals {
 		return ErrFull
 	}
 	seq := s.next

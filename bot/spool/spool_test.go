@@ -99,22 +99,36 @@ func TestOrderedReplayAfterOutageAndRestart(t *testing.T) {
 	}
 }
 
+// The spool refuses messages past its bound, and takes removals
+// (deletions, forgotten places) past it: a few bytes each, and what was
+// deleted must stay deleted across a restart while searchd is away.
 func TestBound(t *testing.T) {
-	s, err := Open(t.TempDir(), 100, quiet)
+	s, err := Open(t.TempDir(), 600, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
+	msg := func(id api.ID) *api.MessageBatch {
+		return &api.MessageBatch{Messages: []api.MessageUpsert{{ID: id, ChannelID: 1, Content: "hello"}}}
+	}
 	var n int
 	for ; n < 10; n++ {
-		if err := s.Put(batch(api.ID(n + 1))); err != nil {
+		if err := s.Put(msg(api.ID(n + 1))); err != nil {
 			if !errors.Is(err, ErrFull) {
 				t.Fatal(err)
 			}
 			break
 		}
 	}
-	if n == 0 || n == 10 || s.Size() > 100 {
-		t.Errorf("stored %d batches, %d bytes, in a 100-byte spool", n, s.Size())
+	if n == 0 || n == 10 || s.Size() > 600 {
+		t.Errorf("stored %d batches, %d bytes, in a 600-byte spool", n, s.Size())
+	}
+	for _, b := range []*api.MessageBatch{batch(1), {ForgetChannels: []api.ID{2}}, {ForgetGuilds: []api.ID{3}}} {
+		if err := s.Put(b); err != nil {
+			t.Errorf("removals %+v in a full spool: %v", b, err)
+		}
+	}
+	if err := s.Put(msg(99)); !errors.Is(err, ErrFull) {
+		t.Errorf("a message in a spool past its bound: %v, want ErrFull", err)
 	}
 }
 

@@ -1,0 +1,99 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// failPuts makes the spool fail (a disk error) while failing holds.
+func (e *env) failPuts(failing *atomic.Bool) {
+	e.bot.batch.mu.Lock()
+	put := e.bot.batch.put
+	e.bot.batch.put = func(b *api.MessageBatch) error {
+		if failing.Load() {
+			return errors.New("spool: no space left on device")
+		}
+		return put(b)
+	}
+	e.bot.batch.mu.Unlock()
+}
+
+// A spool full while searchd is away refuses messages, not deletions: a
+// deletion of an old message (outside any catch-up's page) made then is
+// applied after a restart of the bot with searchd back.
+func TestDeletionsOutliveAFullSpoolAndARestart(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.sd.stop()
+	max := e.cfg.SpoolMax
+	e.cfg.SpoolMax = 10 // full at once
+	e.start()
+	e.discord.WaitSessions(2, 0)
+	e.discord.Post(message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "refused by the full spool"))
+	e.discord.Delete(general, h[0].ID) // far older than a catch-up's page before the mark
+	waitFor(t, "the spool refusing", func() bool { return strings.Contains(e.log.String(), "spool full") })
+	time.Sleep(200 * time.Millisecond) // a few flushes
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.SpoolMax = max
+	e.sd.start()
+	e.start()
+	waitFor(t, "the deletion made while the spool was full", func() bool { return !e.stored(h[0].ID) })
+}
+
+// An edit the spool could not take (a disk error) waits in memory and
+// reaches searchd once the spool takes it: a catch-up reconciles only its
+// channel's latest page, and the edit may take text out of an old message.
+func TestEditRefusedBySpoolIsKept(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	var failing atomic.Bool
+	failing.Store(true)
+	e.failPuts(&failing)
+	edited := h[0]
+	edited.Content, edited.EditedTimestamp = "redacted by its author", discord.NewTimestamp(t0.Add(400*24*time.Hour))
+	e.discord.Edit(edited)
+	waitFor(t, "the refusal", func() bool { return strings.Contains(e.log.String(), "cannot write to the spool") })
+	time.Sleep(200 * time.Millisecond)
+	if got := e.content(edited.ID); got == edited.Content {
+		t.Fatal("the edit reached searchd while the spool refused it?")
+	}
+	failing.Store(false)
+	waitFor(t, "the edit once the spool takes it", func() bool { return e.content(edited.ID) == edited.Content })
+}
+
+// A server the bot was removed from while away is forgotten even when the
+// spool is full: its forget is taken past the bound, so the marks dropped
+// with it cannot hide it after a restart.
+func TestLeftServerForgottenThroughAFullSpool(t *testing.T) {
+	e := removedWhileAway(t)
+	ctx := context.Background()
+	max := e.cfg.SpoolMax
+	e.cfg.SpoolMax = 10 // full at once
+	e.start()
+	waitFor(t, "the forget", func() bool { return strings.Contains(e.log.String(), "forgetting servers") })
+	time.Sleep(300 * time.Millisecond)
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.SpoolMax = max
+	e.start()
+	waitFor(t, "the server forgotten", func() bool {
+		st, err := e.c.Stats(ctx)
+		return err == nil && st.Messages == 1
+	})
+}
