@@ -3,13 +3,17 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/diamondburned/arikawa/v3/discord"
 
+	"dsearch/bot/discordtest"
 	"dsearch/shared/api"
 )
 
@@ -96,4 +100,43 @@ func TestLeftServerForgottenThroughAFullSpool(t *testing.T) {
 		st, err := e.c.Stats(ctx)
 		return err == nil && st.Messages == 1
 	})
+}
+
+// hookRT calls hook after each request the bot makes to Discord.
+type hookRT struct {
+	next http.RoundTripper
+	hook func(*http.Request)
+}
+
+func (h hookRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := h.next.RoundTrip(r)
+	if err == nil {
+		h.hook(r)
+	}
+	return resp, err
+}
+
+// A thread deleted while its page is in flight: THREAD_DELETE's forget
+// reaches searchd before the page, which must not store the deleted
+// thread's messages again (only those stored at the deletion had
+// tombstones).
+func TestThreadDeletedDuringItsPage(t *testing.T) {
+	var d *discordtest.Discord
+	var once sync.Once
+	e := setup(t, func(dd *discordtest.Discord) { d = dd }, func(c *Config) {
+		c.Transport = hookRT{c.Transport, func(r *http.Request) {
+			if r.Method == "GET" && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/channels/%d/messages", thread)) {
+				once.Do(func() {
+					d.DeleteChannel(thread)
+					time.Sleep(time.Second) // the forget goes through the spool first
+				})
+			}
+		}}
+	})
+	waitFor(t, "the guild's backfill", func() bool { return strings.Contains(e.log.String(), "backfill: guild done") })
+	for _, m := range history() {
+		if m.ChannelID == thread && e.stored(m.ID) {
+			t.Errorf("message %d of the deleted thread is stored and served", m.ID)
+		}
+	}
 }

@@ -178,40 +178,63 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 
 // forgetPlaces forgets the channels (with their threads) and guilds a
 // batch names, as searchd forget --channel does: deleted on Discord, or
-// the bot removed from them. It returns how many messages it forgot.
+// the bot removed from them. A deleted channel is forgotten for good
+// (sqlite.DB.ForgetDeletedChannels); a guild's channels come back if the
+// bot is added to it again. It returns how many messages it forgot.
 func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, error) {
-	var chans []int64
+	var left, deleted []int64
 	for _, g := range in.ForgetGuilds {
 		ids, err := s.DB.ChannelsOf(ctx, int64(g), 0)
 		if err != nil {
 			return 0, err
 		}
-		chans = append(chans, ids...)
+		left = append(left, ids...)
 	}
 	for _, c := range in.ForgetChannels {
-		chans = append(chans, int64(c))
+		deleted = append(deleted, int64(c))
+	}
+	left, err := s.withThreads(ctx, left)
+	if err != nil {
+		return 0, err
+	}
+	if deleted, err = s.withThreads(ctx, deleted); err != nil {
+		return 0, err
 	}
 	n := 0
-	for i := 0; i < len(chans); i++ {
-		threads, err := s.DB.ChannelsOf(ctx, 0, chans[i])
+	for _, ch := range left {
+		forgot, err := s.DB.Forget(ctx, sqlite.ForgetFilter{Channel: ch}, s.Rules)
+		n += forgot
 		if err != nil {
 			return n, err
 		}
-		for _, t := range threads {
-			if !slices.Contains(chans, t) {
-				chans = append(chans, t)
-			}
-		}
-		forgot, err := s.DB.Forget(ctx, sqlite.ForgetFilter{Channel: chans[i]}, s.Rules)
+	}
+	if len(deleted) > 0 {
+		forgot, err := s.DB.ForgetDeletedChannels(ctx, deleted, s.Rules)
 		n += forgot
 		if err != nil {
 			return n, err
 		}
 	}
 	if n > 0 {
-		s.Log.Info("forgot deleted channels", "channels", len(chans), "messages", n)
+		s.Log.Info("forgot channels", "channels", len(left)+len(deleted), "messages", n)
 	}
 	return n, nil
+}
+
+// withThreads is chans and every thread searchd holds of them.
+func (s *Server) withThreads(ctx context.Context, chans []int64) ([]int64, error) {
+	for i := 0; i < len(chans); i++ {
+		threads, err := s.DB.ChannelsOf(ctx, 0, chans[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range threads {
+			if !slices.Contains(chans, t) {
+				chans = append(chans, t)
+			}
+		}
+	}
+	return chans, nil
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) error {

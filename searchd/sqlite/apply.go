@@ -264,6 +264,11 @@ func (a *applier) queryRow(q string, args ...any) (*sql.Row, error) {
 
 func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	var res searchd.BatchResult
+	b, skipped, err := a.withoutDeletedChannels(b)
+	if err != nil {
+		return res, err
+	}
+	res.Skipped += skipped
 	if err := a.upsertPlaces(b); err != nil {
 		return res, err
 	}
