@@ -40,7 +40,7 @@ func (b *Bot) backfillLoop(ctx context.Context) {
 // backfillGuild catches up and pages through every channel and thread of
 // a guild the bot can read.
 func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
-	chans, err := b.readableByBot(g)
+	chans, missed, err := b.readableByBot(g)
 	if err != nil {
 		b.log.Error("backfill: cannot list channels", "guild", g, "err", err)
 		return
@@ -50,25 +50,58 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 	}
 	start := time.Now()
 	b.syncChannels(ctx, chans, 0)
-	if ctx.Err() == nil {
-		b.log.Info("backfill: guild done", "guild", g, "channels", len(chans), "took", time.Since(start).Round(time.Second))
+	if ctx.Err() != nil {
+		return
 	}
+	b.log.Info("backfill: guild done", "guild", g, "channels", len(chans), "took", time.Since(start).Round(time.Second))
+	b.threadListings(ctx, g, missed)
+}
+
+// threadListings reports the thread listings Discord failed on and lists
+// the guild again after a pause that doubles each time, since nothing
+// else would: a thread with a sync mark asks for no catch-up of its own.
+func (b *Bot) threadListings(ctx context.Context, g discord.GuildID, missed []discord.Channel) {
+	b.queueMu.Lock()
+	attempt := b.listingAttempts[g]
+	if len(missed) == 0 {
+		delete(b.listingAttempts, g)
+	} else {
+		b.listingAttempts[g] = attempt + 1
+	}
+	b.queueMu.Unlock()
+	if len(missed) == 0 {
+		b.noteStatus(b.status.complete(activeThreadsEntry(g)))
+		return
+	}
+	for _, m := range missed {
+		b.noteStatus(b.status.incomplete(m, m.Topic, true))
+	}
+	wait := min(b.cfg.RetryAfter<<min(attempt, 20), maxRetryWait)
+	b.log.Warn("backfill: thread listings failed; listing the server again later", "guild", g, "listings", len(missed), "retry_in", wait)
+	time.AfterFunc(wait, func() {
+		if ctx.Err() == nil {
+			b.queueBackfill(g)
+		}
+	})
 }
 
 // readableByBot lists the guild's channels with messages, their active
-// threads and their archived public threads that the bot may read.
-func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
+// threads and their archived public threads that the bot may read. missed
+// says which thread listings Discord failed on (the threads they would
+// have listed are left out), as entries for the status file: the server's
+// active threads, or a channel's archived ones.
+func (b *Bot) readableByBot(g discord.GuildID) (out, missed []discord.Channel, err error) {
 	me, err := b.state.Me()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	member, err := b.state.Member(g, me.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	guild, roles, chans, err := b.guildState(g)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byID := map[discord.ChannelID]discord.Channel{}
 	for _, c := range chans {
@@ -77,7 +110,6 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 	// The members' rule (Connect too for a voice or stage channel's text
 	// chat): Discord answers 403 to the rest.
 	can := func(c discord.Channel) bool { return mayRead(guild, &c, member, roles) }
-	var out []discord.Channel
 	seen := map[discord.ChannelID]bool{}
 	add := func(c discord.Channel) {
 		if !seen[c.ID] {
@@ -108,6 +140,8 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 		}
 	} else {
 		b.log.Warn("backfill: cannot list active threads", "guild", g, "err", err)
+		missed = append(missed, discord.Channel{ID: activeThreadsEntry(g), GuildID: g, Name: "(the server's active threads)",
+			Topic: "cannot list the server's active threads: " + discordErr(err).Error()})
 	}
 	for _, p := range parents {
 		if p.Type != discord.GuildText && p.Type != discord.GuildAnnouncement && p.Type != discord.GuildForum {
@@ -118,6 +152,9 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 			page, err := b.state.PublicArchivedThreads(p.ID, before, pageSize)
 			if err != nil {
 				b.log.Warn("backfill: cannot list archived threads", "channel", p.ID, "err", err)
+				m := p
+				m.Topic = "cannot list its archived threads: " + discordErr(err).Error()
+				missed = append(missed, m)
 				break
 			}
 			for _, t := range page.Threads {
@@ -137,5 +174,11 @@ func (b *Bot) readableByBot(g discord.GuildID) ([]discord.Channel, error) {
 		places[i] = channel(&out[i])
 	}
 	b.batch.places(nil, places)
-	return out, nil
+	return out, missed, nil
 }
+
+// activeThreadsEntry is the status file's entry for a server's active
+// threads, which no channel holds: the guild's ID, which Discord never
+// gives a channel created since 2017 (the old default channel's had it,
+// and that channel holds no threads).
+func activeThreadsEntry(g discord.GuildID) discord.ChannelID { return discord.ChannelID(g) }

@@ -106,11 +106,14 @@ type Bot struct {
 	// could not take some channels' messages, which lost lists.
 	queueMu    sync.Mutex
 	guildQueue []discord.GuildID
-	queued     chan struct{}
-	retryQueue chan retry
-	gapped     chan struct{}
-	lostMu     sync.Mutex
-	lost       map[discord.ChannelID]discord.GuildID
+	// listingAttempts counts a guild's failed thread listings in a row,
+	// for the pause before it is listed again (threadListings).
+	listingAttempts map[discord.GuildID]int
+	queued          chan struct{}
+	retryQueue      chan retry
+	gapped          chan struct{}
+	lostMu          sync.Mutex
+	lost            map[discord.ChannelID]discord.GuildID
 
 	// present carries the guilds each READY lists, for forgetLeftGuilds
 	// (the newest list wins).
@@ -156,7 +159,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	b := &Bot{
 		cfg: cfg, log: cfg.Log, state: st,
 		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
-		queued: make(chan struct{}, 1), retryQueue: make(chan retry), gapped: make(chan struct{}, 1), present: make(chan []discord.GuildID, 1),
+		queued: make(chan struct{}, 1), listingAttempts: map[discord.GuildID]int{}, retryQueue: make(chan retry), gapped: make(chan struct{}, 1), present: make(chan []discord.GuildID, 1),
 		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
 	}
 	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}

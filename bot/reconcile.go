@@ -113,9 +113,12 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 		fmt.Fprintf(out, "servers the bot was removed from, forgotten: %d\n", n)
 	}
 	for _, g := range guilds {
-		chans, err := b.readableByBot(g)
+		chans, missed, err := b.readableByBot(g)
 		if err != nil {
 			return fmt.Errorf("server %s: %w", g, err)
+		}
+		for _, m := range missed {
+			fmt.Fprintf(out, "server %s: %s; run again to cover those threads\n", g, m.Topic)
 		}
 		b.batch.flush() // names and threads before their messages
 		if n, err := b.forgetVanished(ctx, g, chans); err != nil {

@@ -140,3 +140,27 @@ func TestThreadDeletedDuringItsPage(t *testing.T) {
 		}
 	}
 }
+
+// A server's active threads Discord failed to list (5xx past arikawa's
+// retries) are listed again later: a thread with a sync mark asks for no
+// catch-up of its own, so what it got while the bot was down would
+// otherwise wait for the next new session.
+func TestActiveThreadsListedAgain(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	missed := series(thread, t0.Add(300*24*time.Hour), 5, "in the thread while the bot was down")
+	e.discord.AddHistory(missed...)
+	e.discord.Fault("GET", "/threads/active", 502, 5)
+	e.start()
+	e.waitStored("the thread's messages from while the bot was down", missed...)
+	if !strings.Contains(e.log.String(), "thread listings failed") {
+		t.Error("the failed listing was not reported")
+	}
+	waitFor(t, "the status file without the failed listing", func() bool {
+		st, _ := api.ReadBotStatus(e.cfg.SpoolDir)
+		return st != nil && len(st.Incomplete) == 0
+	})
+}
