@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,4 +166,31 @@ func TestActiveThreadsListedAgain(t *testing.T) {
 		st, _ := api.ReadBotStatus(e.cfg.SpoolDir)
 		return st != nil && len(st.Incomplete) == 0
 	})
+}
+
+// searchd restored from a backup holds less than the bot's sync marks
+// say: the catch-up starts from what searchd holds, not from the marks,
+// so what was posted after the backup comes back, however much of it.
+func TestRestoreBringsBackWhatCameAfterTheBackup(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	backup := filepath.Join(t.TempDir(), "b.db")
+	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v %s", err, out)
+	}
+	after := series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
+	e.discord.Post(after...)
+	e.waitStored("live messages", after...)
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.sd.stop()
+	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v %s", err, out)
+	}
+	e.sd.start()
+	e.start()
+	e.waitStored("what was posted after the backup", after...)
 }

@@ -140,12 +140,23 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 	if err != nil {
 		return err
 	}
-	if !known && cp.Newest != 0 && (cp.Complete || cp.Before != 0) {
+	switch {
+	case !known && cp.Newest != 0 && (cp.Complete || cp.Before != 0):
 		// Backfilled before marks were kept (an upgrade): the newest
 		// stored message is all there is to go on. A channel stored
 		// otherwise (an import) starts with its newest page, and its
 		// history pass covers what lies between.
 		from, known = discord.MessageID(cp.Newest), true
+	case known && cp.Newest == 0 && !cp.Complete && cp.Before == 0:
+		// searchd holds nothing of a channel the bot synced: restored
+		// from a backup older than it. Synced anew, history included.
+		known = false
+	case known && cp.Newest != 0 && discord.MessageID(cp.Newest) < from:
+		// searchd's newest is older than the mark: restored from a
+		// backup (or its newest messages deleted, or still in the
+		// spool). From the mark, what came between would be lost for
+		// good; from searchd's newest it is fetched again, harmlessly.
+		from = discord.MessageID(cp.Newest)
 	}
 	rest := b.state.WithContext(ctx)
 	if !known {

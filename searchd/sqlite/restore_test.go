@@ -369,7 +369,12 @@ func TestRestoreKeepsForgets(t *testing.T) {
 	mine.Author = searchd.Author{ID: member, Username: "optsout", Nickname: "숨김"}
 	elsewhere := msg(5, 4*time.Minute, 0)
 	elsewhere.ChannelID = 200
-	data, backup, db := backedUp(t, msg(1, 0, 0), mine, msg(3, 2*time.Minute, 0), msg(4, 3*time.Minute, 0), elsewhere)
+	inDeleted := func(id int64) searchd.Message { // a channel deleted on Discord after the backup
+		m := msg(id, time.Duration(id)*time.Minute, 0)
+		m.ChannelID = 300
+		return m
+	}
+	data, backup, db := backedUp(t, msg(1, 0, 0), mine, msg(3, 2*time.Minute, 0), msg(4, 3*time.Minute, 0), elsewhere, inDeleted(7))
 	if _, err := db.OptOut(ctx, member, segment.DefaultRules); err != nil {
 		t.Fatal(err)
 	}
@@ -377,6 +382,9 @@ func TestRestoreKeepsForgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := db.Forget(ctx, ForgetFilter{Channel: 200}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules); err != nil {
 		t.Fatal(err)
 	}
 	killed(t, db, data) // the forgets are in the WAL only
@@ -392,7 +400,7 @@ func TestRestoreKeepsForgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restored.Close()
-	for _, id := range []int64{2, 3, 5} {
+	for _, id := range []int64{2, 3, 5, 7} {
 		if _, err := restored.Message(ctx, id); err != ErrNotFound {
 			t.Errorf("message %d is back after the restore: %v", id, err)
 		}
@@ -412,7 +420,7 @@ func TestRestoreKeepsForgets(t *testing.T) {
 	// and a new one of the member's are not stored.
 	newer := msg(6, 5*time.Minute, 0)
 	newer.Author = mine.Author
-	if r := apply(t, restored, mine, msg(3, 2*time.Minute, 0), elsewhere, newer); r.Inserted != 0 {
+	if r := apply(t, restored, mine, msg(3, 2*time.Minute, 0), elsewhere, newer, inDeleted(8)); r.Inserted != 0 {
 		t.Errorf("after the restore: %+v, want nothing inserted", r)
 	}
 	if st, err := restored.Stats(ctx); err != nil || st.Messages != 2 {

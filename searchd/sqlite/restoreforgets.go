@@ -18,6 +18,7 @@ import (
 type forgets struct {
 	optOuts    [][2]int64 // user, at
 	tombstones [][2]int64 // message, deleted_at
+	channels   [][2]int64 // deleted on Discord: channel, deleted_at
 }
 
 // readForgets reads the opt-outs and tombstones of the database file at
@@ -52,12 +53,17 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 	if err := read("opt_outs", `SELECT user_id, at FROM opt_outs`, &f.optOuts); err != nil {
 		return f, err
 	}
+	if err := read("deleted_channels", `SELECT channel_id, deleted_at FROM deleted_channels`, &f.channels); err != nil {
+		return f, err
+	}
 	return f, read("tombstones", `SELECT message_id, deleted_at FROM tombstones`, &f.tombstones)
 }
 
 // applyForgets makes db forget what f names: every opt-out is recorded
 // and its author forgotten (as OptOut), every tombstone recorded with its
-// time and the message it names deleted (as a deletion). Opt-outs are a
+// time and the message it names deleted (as a deletion), every channel
+// deleted on Discord forgotten for good (as ForgetDeletedChannels, its
+// threads the copy holds with it). Opt-outs are a
 // union: one taken back after the backup was made stays until the member
 // opts in again, the safe side of the two.
 func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) error {
@@ -90,6 +96,20 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 	}
 	for _, o := range f.optOuts {
 		if _, err := db.Forget(ctx, ForgetFilter{Author: o[0]}, rules); err != nil {
+			return err
+		}
+	}
+	if len(f.channels) > 0 {
+		var ids []int64
+		for _, c := range f.channels {
+			ids = append(ids, c[0])
+			threads, err := db.ChannelsOf(ctx, 0, c[0])
+			if err != nil {
+				return err
+			}
+			ids = append(ids, threads...)
+		}
+		if _, err := db.ForgetDeletedChannels(ctx, ids, rules); err != nil {
 			return err
 		}
 	}
@@ -141,7 +161,7 @@ func carryForgets(ctx context.Context, current, copyPath string, rules segment.R
 		return fmt.Errorf("the database being replaced cannot be read for its opt-outs and deletions, which the restored one must keep (%w); "+
 			"to restore without them, move %s (with its -wal and -shm) out of the data directory first", err, current)
 	}
-	if len(f.optOuts) == 0 && len(f.tombstones) == 0 {
+	if len(f.optOuts) == 0 && len(f.tombstones) == 0 && len(f.channels) == 0 {
 		return nil
 	}
 	db, err := openFile(ctx, copyPath)
