@@ -164,7 +164,11 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 	}
 	for _, id := range readable {
 		if discord.ChannelID(id) == scope {
-			shared = append(shared, id)
+			// Who may view here sees the answer posted; only if they
+			// may all read its history may it show here's past.
+			if i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == scope }); i >= 0 && viewersReadHistory(g, &chans[i], roles) {
+				shared = append(shared, id)
+			}
 			continue
 		}
 		i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == discord.ChannelID(id) })
@@ -186,6 +190,35 @@ func everyoneReads(g *discord.Guild, ch *discord.Channel, roles []discord.Role) 
 	}
 	nobody := discord.Member{User: discord.User{ID: discord.UserID(g.ID)}} // no user has the guild's ID
 	return mayRead(g, ch, &nobody, roles)
+}
+
+// viewersReadHistory reports whether everyone who may view ch may also
+// read its past messages (Read Message History; Connect too for a voice
+// or stage channel's text chat). Discord shows a channel's new messages to
+// a member who may view it without its history, so an answer posted there
+// reaches them: it may quote the channel's past only if they could read
+// it. Roles only add permissions, so it holds when @everyone has them in
+// ch and no other overwrite takes them away.
+func viewersReadHistory(g *discord.Guild, ch *discord.Channel, roles []discord.Role) bool {
+	need := readPermissionsIn(ch) &^ discord.PermissionViewChannel
+	var base discord.Permissions
+	for _, r := range roles {
+		if r.ID == discord.RoleID(g.ID) {
+			base = r.Permissions
+		}
+	}
+	if base.Has(discord.PermissionAdministrator) {
+		return true
+	}
+	for _, o := range ch.Overwrites {
+		switch {
+		case o.Type == discord.OverwriteRole && o.ID == discord.Snowflake(g.ID):
+			base = base&^o.Deny | o.Allow
+		case o.Deny&need != 0:
+			return false
+		}
+	}
+	return base.Has(need)
 }
 
 // pick narrows a filter list to the channel a member picked, which must

@@ -332,3 +332,31 @@ func TestMoreChannelsThanSearchdTakesWithAPick(t *testing.T) {
 		t.Errorf("alice's answer from #general over %d channels: %s", maxChannels, text)
 	}
 }
+
+// Discord shows a channel's new messages to a member who may view it
+// without reading its history. A public answer posted in such a channel
+// reaches them, so it shows nothing of that channel's past; privately the
+// asker still sees it.
+func TestPublicAnswerInAChannelSomeViewWithoutHistory(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.staffTalk()
+	ch := fakeGuild().Channels[2] // #staff
+	ch.Overwrites = []discord.Overwrite{
+		{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionReadMessageHistory}, // bob views, no history
+		{ID: discord.Snowflake(staffRole), Type: discord.OverwriteRole, Allow: discord.PermissionViewChannel | discord.PermissionReadMessageHistory},
+	}
+	e.discord.UpdateChannel(ch)
+	waitFor(t, "the bot's state to see the overwrites", func() bool {
+		c, err := e.bot.state.Channel(staff)
+		return err == nil && len(c.Overwrites) == 2 && c.Overwrites[0].Deny == discord.PermissionReadMessageHistory
+	})
+	_, edit, _ := e.interactionIn(staff, alice, 2, query("what about the boiler budget?", public(true)))
+	if all := strings.Join(e.allPages(staff, alice, edit), "\n"); strings.Contains(all, "/1000/2001/") {
+		t.Errorf("a public answer in #staff, which bob views without its history, shows #staff: %s", all)
+	}
+	_, edit, _ = e.interactionIn(staff, alice, 2, query("boiler budget", pick(staff)))
+	if !strings.Contains(embedText(edit), "/1000/2001/") {
+		t.Errorf("alice's own answer from #staff: %s", embedText(edit))
+	}
+}
