@@ -40,7 +40,17 @@ type Author struct {
 	Bot        bool
 }
 
-// DisplayName is the name the author was shown under.
+// Name is the author's name across Discord: the global name, else the
+// username. A nickname is one server's (DisplayName).
+func (a Author) Name() string {
+	if a.GlobalName != "" {
+		return a.GlobalName
+	}
+	return a.Username
+}
+
+// DisplayName is the name the author was shown under in the message's
+// server.
 func (a Author) DisplayName() string {
 	switch {
 	case a.Nickname != "":

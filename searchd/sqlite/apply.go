@@ -173,7 +173,8 @@ type applier struct {
 	latest  map[int64]*placed // channel → its latest placed message, nil if none
 	placed  map[int64]placed
 	recent  map[int64][]segment.Line // channel → its latest spoken lines (linker)
-	names   map[int64]string         // user → name, for the linker: every author in recent is here
+	names   map[member]string        // a member's name, for the linker: every author in recent is here
+	guilds  map[int64]int64          // channel → its guild (0: none known), read once a batch (guildOf)
 	resumed bool                     // recent and names were carried from an earlier batch
 
 	changed []int64            // messages whose text changed, for the log (logTextChanges)
@@ -203,7 +204,7 @@ const (
 
 func newApplier(ctx context.Context, db *DB, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, db: db, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, recent: map[int64][]segment.Line{}, names: map[int64]string{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, recent: map[int64][]segment.Line{}, names: map[member]string{}, guilds: map[int64]int64{}}
 	row, err := a.queryRow(`SELECT EXISTS (SELECT 1 FROM tombstones)`)
 	if err != nil {
 		return nil, err
@@ -475,11 +476,12 @@ func (a *applier) upsertPlaces(b *searchd.Batch) error {
 // raw material, keyed by the unchanging user ID.
 func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 	type nameKey struct {
-		user       int64
-		kind, name string
+		user, guild int64 // guild: a nickname's server; 0 for the others
+		kind, name  string
 	}
 	type seenSpan struct{ first, last int64 }
 	latest := map[int64]*searchd.Message{}
+	latestIn := map[member]*searchd.Message{} // for the nickname a member goes by in a server
 	names := map[nameKey]*seenSpan{}
 	note := func(k nameKey, at int64) {
 		if k.name == "" {
@@ -500,7 +502,7 @@ func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 				continue
 			}
 			if _, err := a.exec(`INSERT INTO users (id, name, display_name, display_at, is_bot) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (id) DO NOTHING`, m.Author.ID, m.Author.Username, m.Author.DisplayName(), m.CreatedAt, m.Author.Bot); err != nil {
+				ON CONFLICT (id) DO NOTHING`, m.Author.ID, m.Author.Username, m.Author.GlobalName, m.CreatedAt, m.Author.Bot); err != nil {
 				return fmt.Errorf("user %d: %w", m.Author.ID, err)
 			}
 			continue
@@ -508,9 +510,16 @@ func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 		if l, ok := latest[m.Author.ID]; !ok || m.CreatedAt >= l.CreatedAt {
 			latest[m.Author.ID] = m
 		}
-		note(nameKey{m.Author.ID, "username", m.Author.Username}, m.CreatedAt)
-		note(nameKey{m.Author.ID, "global", m.Author.GlobalName}, m.CreatedAt)
-		note(nameKey{m.Author.ID, "nickname", m.Author.Nickname}, m.CreatedAt)
+		guild, err := a.guildOf(m.ChannelID)
+		if err != nil {
+			return err
+		}
+		if k := (member{guild, m.Author.ID}); latestIn[k] == nil || m.CreatedAt >= latestIn[k].CreatedAt {
+			latestIn[k] = m
+		}
+		note(nameKey{m.Author.ID, 0, "username", m.Author.Username}, m.CreatedAt)
+		note(nameKey{m.Author.ID, 0, "global", m.Author.GlobalName}, m.CreatedAt)
+		note(nameKey{m.Author.ID, guild, "nickname", m.Author.Nickname}, m.CreatedAt)
 	}
 	for id, m := range latest {
 		if _, err := a.exec(`INSERT INTO users (id, name, display_name, display_at, is_bot) VALUES (?, ?, ?, ?, ?)
@@ -519,15 +528,24 @@ func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 				display_name = CASE WHEN excluded.display_at >= display_at THEN excluded.display_name ELSE display_name END,
 				display_at = MAX(display_at, excluded.display_at),
 				is_bot = excluded.is_bot`,
-			id, m.Author.Username, m.Author.DisplayName(), m.CreatedAt, m.Author.Bot); err != nil {
+			id, m.Author.Username, m.Author.GlobalName, m.CreatedAt, m.Author.Bot); err != nil {
 			return fmt.Errorf("user %d: %w", id, err)
 		}
 	}
+	for k, m := range latestIn {
+		if _, err := a.exec(`INSERT INTO server_nicknames (guild_id, user_id, nickname, at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (guild_id, user_id) DO UPDATE SET
+				nickname = CASE WHEN excluded.at >= at THEN excluded.nickname ELSE nickname END,
+				at = MAX(at, excluded.at)`,
+			k.guild, k.user, m.Author.Nickname, m.CreatedAt); err != nil {
+			return fmt.Errorf("user %d: %w", k.user, err)
+		}
+	}
 	for k, s := range names {
-		if _, err := a.exec(`INSERT INTO user_names (user_id, kind, name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (user_id, kind, name) DO UPDATE SET
+		if _, err := a.exec(`INSERT INTO user_names (user_id, guild_id, kind, name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (user_id, guild_id, kind, name) DO UPDATE SET
 				first_seen = MIN(first_seen, excluded.first_seen), last_seen = MAX(last_seen, excluded.last_seen)`,
-			k.user, k.kind, k.name, s.first, s.last); err != nil {
+			k.user, k.guild, k.kind, k.name, s.first, s.last); err != nil {
 			return fmt.Errorf("user %d name: %w", k.user, err)
 		}
 	}

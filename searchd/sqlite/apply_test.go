@@ -282,10 +282,14 @@ func TestAuthorsAndAliases(t *testing.T) {
 	b.Author = searchd.Author{ID: 7, Username: "hajun", Nickname: "준이", GlobalName: "Hajun"}
 	apply(t, db, b)
 	apply(t, db, a) // older name arrives later: display name stays the newest
-	var display string
-	db.db.QueryRow(`SELECT display_name FROM users WHERE id = 7`).Scan(&display)
-	if display != "준이" {
-		t.Errorf("display name %q, want the most recent", display)
+	for _, id := range []int64{1, 2} {
+		m, err := db.Message(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.AuthorName != "준이" {
+			t.Errorf("message %d's author name %q, want the most recent nickname", id, m.AuthorName)
+		}
 	}
 	rows, _ := db.db.Query(`SELECT kind, name FROM user_names WHERE user_id = 7 ORDER BY kind, name`)
 	defer rows.Close()

@@ -28,7 +28,7 @@ import (
 type carried struct {
 	linker  *segment.Linker // the windows were read for this linker
 	recent  map[int64][]segment.Line
-	names   map[int64]string
+	names   map[member]string
 	version int64 // PRAGMA data_version when it was left
 }
 
@@ -60,9 +60,13 @@ func (a *applier) renamed(msgs []searchd.Message) error {
 	if !a.resumed {
 		return nil
 	}
-	var seen []int64
+	var seen []member
 	for i := range msgs {
-		u := msgs[i].Author.ID
+		guild, err := a.guildOf(msgs[i].ChannelID)
+		if err != nil {
+			return err
+		}
+		u := member{guild, msgs[i].Author.ID}
 		old, known := a.names[u]
 		if !known || slices.Contains(seen, u) {
 			continue

@@ -47,11 +47,12 @@ func checkCarried(t *testing.T, db *DB, step string) {
 	}
 	for u, name := range c.names {
 		var stored string
-		if err := tx.QueryRow(`SELECT COALESCE(NULLIF(display_name, ''), name) FROM users WHERE id = ?`, u).Scan(&stored); err != nil {
+		if err := tx.QueryRow(`SELECT COALESCE(NULLIF((SELECT nickname FROM server_nicknames WHERE guild_id = ? AND user_id = u.id), ''),
+			NULLIF(u.display_name, ''), u.name) FROM users u WHERE u.id = ?`, u.guild, u.user).Scan(&stored); err != nil {
 			t.Fatal(err)
 		}
 		if stored != name {
-			t.Errorf("%s: user %d carried as %q, stored as %q", step, u, name, stored)
+			t.Errorf("%s: member %+v carried as %q, stored as %q", step, u, name, stored)
 		}
 	}
 }

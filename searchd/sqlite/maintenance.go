@@ -108,7 +108,7 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 	}
 	if f.Author != 0 && f.Channel == 0 && f.Before == 0 {
 		err = db.write(ctx, func(tx *sql.Tx) error {
-			for _, q := range []string{`DELETE FROM user_names WHERE user_id = ?`,
+			for _, q := range []string{`DELETE FROM user_names WHERE user_id = ?`, `DELETE FROM server_nicknames WHERE user_id = ?`,
 				`DELETE FROM users WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = users.id)`,
 				`DELETE FROM message_mentions WHERE user_id = ?`} {
 				if _, err := tx.ExecContext(ctx, q, f.Author); err != nil {

@@ -117,10 +117,15 @@ func (db *DB) authorNames(ctx context.Context, channels []int64) (map[string][]i
 		if err != nil {
 			return nil, err
 		}
+		// A nickname counts only in its own server: the channels'.
 		q = `WITH seen(id) AS MATERIALIZED (SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM messages m
-			WHERE m.author_id = u.id AND m.channel_id IN (` + marks(len(expanded)) + `)))
-		SELECT user_id, LOWER(name) FROM user_names WHERE user_id IN seen
+			WHERE m.author_id = u.id AND m.channel_id IN (` + marks(len(expanded)) + `))),
+		servers(id) AS MATERIALIZED (SELECT DISTINCT COALESCE(guild_id, 0) FROM channels WHERE id IN (` + marks(len(expanded)) + `))
+		SELECT user_id, LOWER(name) FROM user_names WHERE user_id IN seen AND (kind != 'nickname' OR guild_id IN servers)
 		UNION ALL SELECT id, LOWER(display_name) FROM users WHERE display_name != '' AND id IN seen`
+		for id := range expanded {
+			args = append(args, id)
+		}
 		for id := range expanded {
 			args = append(args, id)
 		}

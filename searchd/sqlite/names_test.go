@@ -78,3 +78,43 @@ func TestAuthorNamesFollowCommits(t *testing.T) {
 	has(nil, "bob", false)
 	has([]int64{200}, "bob", false)
 }
+
+// A nickname is one server's: a member called "SecretRoleInB" in one
+// server is shown, and found by name, under the name they go by in the
+// other, and never under that nickname there.
+func TestNicknamesStayInTheirServer(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	const a, b, inA, inB = 1000, 2000, 1, 2
+	at := func(id, channel int64, nick string, off time.Duration) searchd.Message {
+		m := msg(id, off, 0)
+		m.ChannelID = channel
+		m.Author = searchd.Author{ID: 5, Username: "user5", GlobalName: "Five", Nickname: nick}
+		return m
+	}
+	if _, err := db.Apply(ctx, &searchd.Batch{Guilds: []searchd.Guild{{ID: a}, {ID: b}},
+		Channels: []searchd.Channel{{ID: inA, GuildID: a, Kind: "GuildTextChat"}, {ID: inB, GuildID: b, Kind: "GuildTextChat"}},
+		Messages: []searchd.Message{at(10, inA, "alpha", 0), at(11, inB, "SecretRoleInB", time.Hour), at(12, inA, "", 2*time.Hour)}},
+		segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64]string{10: "Five", 12: "Five", 11: "SecretRoleInB"} {
+		m, err := db.Message(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.AuthorName != want {
+			t.Errorf("message %d by %q, want %q (the nickname taken off in A, B's kept to B)", id, m.AuthorName, want)
+		}
+	}
+	names, err := db.AuthorNames(ctx, []int64{inA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names["secretroleinb"] != nil || names["alpha"] == nil || names["five"] == nil {
+		t.Errorf("names in server A: %v; want alpha and five, not B's nickname", names)
+	}
+	if names, _ := db.AuthorNames(ctx, []int64{inB}); names["secretroleinb"] == nil || names["alpha"] != nil {
+		t.Errorf("names in server B: %v", names)
+	}
+}

@@ -172,7 +172,11 @@ func (a *applier) link(m *searchd.Message) (*segment.Line, []segment.Line, segme
 
 // line describes m for the linker.
 func (a *applier) line(m *searchd.Message) (*segment.Line, error) {
-	name, err := a.nameOf(m.Author.ID)
+	guild, err := a.guildOf(m.ChannelID)
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.nameOf(member{guild, m.Author.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -180,13 +184,17 @@ func (a *applier) line(m *searchd.Message) (*segment.Line, error) {
 	return &l, nil
 }
 
-// nameOf returns the name a user is known under now: the same whether a
-// line is read back or followed in memory.
-func (a *applier) nameOf(user int64) (string, error) {
-	if n, ok := a.names[user]; ok {
+// member is a user in a server (0: a channel of no known server).
+type member struct{ guild, user int64 }
+
+// nameOf returns the name a member goes by now (memberName): the same
+// whether a line is read back or followed in memory.
+func (a *applier) nameOf(who member) (string, error) {
+	if n, ok := a.names[who]; ok {
 		return n, nil
 	}
-	row, err := a.queryRow(`SELECT COALESCE(NULLIF(display_name, ''), name) FROM users WHERE id = ?`, user)
+	row, err := a.queryRow(`SELECT COALESCE(NULLIF((SELECT nickname FROM server_nicknames WHERE guild_id = ? AND user_id = u.id), ''),
+		NULLIF(u.display_name, ''), u.name) FROM users u WHERE u.id = ?`, who.guild, who.user)
 	if err != nil {
 		return "", err
 	}
@@ -194,8 +202,25 @@ func (a *applier) nameOf(user int64) (string, error) {
 	if err := row.Scan(&n); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", err
 	}
-	a.names[user] = n
+	a.names[who] = n
 	return n, nil
+}
+
+// guildOf is a channel's server (0: none known), read once a batch.
+func (a *applier) guildOf(channel int64) (int64, error) {
+	if g, ok := a.guilds[channel]; ok {
+		return g, nil
+	}
+	row, err := a.queryRow(`SELECT COALESCE(guild_id, 0) FROM channels WHERE id = ?`, channel)
+	if err != nil {
+		return 0, err
+	}
+	var g int64
+	if err := row.Scan(&g); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	a.guilds[channel] = g
+	return g, nil
 }
 
 // window returns m's channel's latest spoken lines before m, oldest
@@ -239,9 +264,10 @@ func (a *applier) noteRecent(m *searchd.Message, line *segment.Line, seg int64) 
 }
 
 func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
-	s, err := a.stmt(`SELECT m.id, m.created_at, m.author_id, COALESCE(NULLIF(u.display_name, ''), u.name), m.content, ms.segment_id,
+	s, err := a.stmt(`SELECT m.id, COALESCE(c.guild_id, 0), m.created_at, m.author_id, ` + memberName + `, m.content, ms.segment_id,
 			COALESCE((SELECT group_concat(mm.user_id) FROM message_mentions mm WHERE mm.message_id = m.id), '')
 		FROM messages m JOIN message_segments ms ON ms.message_id = m.id JOIN users u ON u.id = m.author_id
+		JOIN channels c ON c.id = m.channel_id` + joinNickname + `
 		WHERE m.channel_id = ? AND ` + beforeM + ` AND ` + spoken + `
 		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`)
 	if err != nil {
@@ -252,13 +278,13 @@ func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
 		return nil, err
 	}
 	type row struct {
-		id, at, author, seg     int64
-		name, content, mentions string
+		id, guild, at, author, seg int64
+		name, content, mentions    string
 	}
 	var got []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.id, &r.at, &r.author, &r.name, &r.content, &r.seg, &r.mentions); err != nil {
+		if err := rows.Scan(&r.id, &r.guild, &r.at, &r.author, &r.name, &r.content, &r.seg, &r.mentions); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -270,7 +296,7 @@ func (a *applier) loadWindow(m *searchd.Message) ([]segment.Line, error) {
 	w := make([]segment.Line, 0, len(got))
 	for i := len(got) - 1; i >= 0; i-- {
 		r := got[i]
-		a.names[r.author] = r.name
+		a.names[member{r.guild, r.author}] = r.name
 		l := segment.NewLine(r.id, r.at, r.author, r.name, r.content, splitIDs(r.mentions))
 		l.Segment = r.seg
 		w = append(w, l)

@@ -24,14 +24,22 @@ type StoredMessage struct {
 
 const selectMessage = `SELECT ` + messageColumns + fromMessages
 
+// memberName is the name a message's author goes by in its server: their
+// nickname there, else their global name, else their username; never a
+// nickname from another server (migration 0018). It reads m, c (the
+// message's channel), u (its author) and sn (joinNickname).
+const memberName = `COALESCE(NULLIF(sn.nickname, ''), NULLIF(u.display_name, ''), u.name)`
+
+const joinNickname = ` LEFT JOIN server_nicknames sn ON sn.guild_id = COALESCE(c.guild_id, 0) AND sn.user_id = m.author_id `
+
 const messageColumns = `m.id, COALESCE(c.guild_id, 0), m.channel_id, m.author_id,
-	COALESCE(NULLIF(u.display_name, ''), u.name), m.created_at, COALESCE(m.edited_at, 0),
+	` + memberName + `, m.created_at, COALESCE(m.edited_at, 0),
 	m.content, m.type, COALESCE(m.reply_to_id, 0), m.attachments, COALESCE(ms.segment_id, 0)`
 
 const fromMessages = `
 	FROM messages m
 	JOIN channels c ON c.id = m.channel_id
-	JOIN users u ON u.id = m.author_id
+	JOIN users u ON u.id = m.author_id` + joinNickname + `
 	LEFT JOIN message_segments ms ON ms.message_id = m.id `
 
 func scanMessages(rows *sql.Rows) ([]StoredMessage, error) {
@@ -201,7 +209,7 @@ func (db *DB) MessagesAround(ctx context.Context, ids []int64) (msgs map[int64]S
 			UNION ALL SELECT next, 0, 0, 0 FROM around WHERE next <> 0)
 	SELECT `+messageColumns+`, l.given, l.prev, l.next FROM listed l CROSS JOIN messages m ON m.id = l.id
 	JOIN channels c ON c.id = m.channel_id
-	JOIN users u ON u.id = m.author_id
+	JOIN users u ON u.id = m.author_id`+joinNickname+`
 	LEFT JOIN message_segments ms ON ms.message_id = m.id`)
 	if err != nil {
 		return nil, nil, err
