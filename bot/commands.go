@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -164,7 +165,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	r, err := run(ctx)
 	if err != nil && update {
 		// Keep the page on screen; say what went wrong beside it.
-		b.log.Info("interaction failed", "command", commandName(e), "err", err)
+		b.log.Info("interaction failed", "command", commandName(e), "err", loggable(err))
 		_, err = b.state.FollowUpInteraction(e.AppID, e.Token, dapi.InteractionResponseData{
 			Content: option.NewNullableString(plainError(l, err)), Flags: discord.EphemeralMessage})
 		if err != nil {
@@ -174,7 +175,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	}
 	edit := dapi.EditInteractionResponseData{}
 	if err != nil {
-		b.log.Info("interaction failed", "command", commandName(e), "err", err)
+		b.log.Info("interaction failed", "command", commandName(e), "err", loggable(err))
 		edit.Content = option.NewNullableString(plainError(l, err))
 		edit.Embeds = &[]discord.Embed{}
 		edit.Components = &discord.ContainerComponents{}
@@ -384,4 +385,16 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// loggable is err as an interaction's failure is logged: searchd's
+// refusals quote what the member typed (a date, an ID: "since: \"…\" is
+// not a time I can read"), which is theirs to see in the reply and not the
+// log's, so a refusal is logged by its status and code alone.
+func loggable(err error) any {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("searchd refused the request: HTTP %d %s", ae.Status, ae.Code)
+	}
+	return err
 }

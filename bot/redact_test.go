@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"dsearch/shared/api"
 )
 
 // botTokenLike has the shape of a real bot token (made up).
@@ -86,5 +88,18 @@ func TestInteractionTokensNeverLogged(t *testing.T) {
 	}
 	if !strings.Contains(log, "/webhooks/7000/…") || !strings.Contains(log, "/interactions/8900/…/callback") {
 		t.Errorf("the failed requests are not named in the log:\n%s", log)
+	}
+}
+
+// searchd's refusals quote what a member typed (a date they wrote, an
+// ID); a failed interaction is logged at info without it.
+func TestLoggedRefusalsWithholdWhatWasTyped(t *testing.T) {
+	refusal := fmt.Errorf("query: %w", &api.Error{Status: 400, Message: `since: "my card is 4111 1111" is not a time I can read`})
+	if got := fmt.Sprint(loggable(refusal)); strings.Contains(got, "4111") || !strings.Contains(got, "400") {
+		t.Errorf("logged as %q", got)
+	}
+	other := errors.New("connection reset by peer")
+	if loggable(other) != other {
+		t.Error("an error that is no refusal is logged as it is")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"dsearch/searchd/internal/privlog"
 	"dsearch/searchd/llm"
 	"dsearch/searchd/search"
 	"dsearch/searchd/sqlite"
@@ -175,7 +176,10 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 			}
 			resp.Plan, resp.PlanSource = *p, "llm"
 		} else {
-			resp.PlanError = err.Error()
+			// Shown with the results (a public answer too): the quoted
+			// parts of the model's output, which a decoder's error
+			// repeats, are withheld.
+			resp.PlanError = privlog.Redact(err.Error())
 			// Unreachable or out of time: do not wait for it again.
 			var ne net.Error
 			llmDown = errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || outOfTime

@@ -167,6 +167,9 @@ func TestPlanFailures(t *testing.T) {
 	}{
 		{"malformed twice", []string{"text:not json", `json:{"subqueries": [`, "text:answer [1]"}, 3, "not the JSON", true},
 		{"malformed then good", []string{"text:nope", `json:{"subqueries":["boiler"],"keywords":[]}`, "text:answer [1]"}, 3, "", true},
+		// The model's own words, as the decoder quotes them, are no reason
+		// to show: a public answer carries the plan's error.
+		{"unknown fields", []string{`json:{"what the boiler said":1}`, `json:{"what the boiler said":1}`, "text:answer [1]"}, 3, "not the JSON", true},
 		{"a name in the plan", []string{`json:{"subqueries":["minsu boiler"],"keywords":[]}`, `json:{"subqueries":["minsu"],"keywords":[]}`, "text:answer [1]"}, 3, "names a person", true},
 		{"too many subqueries", []string{`json:{"subqueries":["a","b","c","d","e"],"keywords":[]}`, "empty", "text:answer [1]"}, 3, "5 subqueries", true},
 		{"empty answers", []string{"empty", "empty", "text:answer [1]"}, 3, "empty answer", true},
@@ -182,6 +185,9 @@ func TestPlanFailures(t *testing.T) {
 			resp := ask(t, s, "the boiler broke")
 			if tt.planErr != "" && !strings.Contains(resp.PlanError, tt.planErr) {
 				t.Errorf("plan error %q, want %q", resp.PlanError, tt.planErr)
+			}
+			if strings.Contains(resp.PlanError, "boiler said") || strings.Contains(resp.AnswerError, "boiler said") {
+				t.Errorf("the model's output is quoted in the errors shown: %q, %q", resp.PlanError, resp.AnswerError)
 			}
 			if tt.planErr != "" && (resp.PlanSource != "rules" || resp.Plan.Subqueries[0] != "the boiler broke") {
 				t.Errorf("no rule-based fallback: %+v", resp.Plan)
