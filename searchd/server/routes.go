@@ -217,6 +217,9 @@ func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, e
 	}
 	if n > 0 {
 		s.Log.Info("forgot channels", "channels", len(left)+len(deleted), "messages", n)
+		if _, err := s.DB.PurgeDeleted(ctx, false); err != nil { // gone from the file now
+			return n, err
+		}
 	}
 	return n, nil
 }

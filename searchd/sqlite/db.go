@@ -78,8 +78,11 @@ func openFile(ctx context.Context, path string) (*DB, error) {
 	// BEGIN take the write lock up front, so writers queue on busy_timeout
 	// instead of failing to upgrade a read lock. synchronous(FULL): a
 	// commit is on disk when it returns (write, writeBulk).
+	// secure_delete(1): a deleted or forgotten message's bytes are zeroed
+	// in the file, not left in free space for anyone who reads it raw
+	// (the keyword index's own traces: migration 0019).
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&_txlock=immediate"
 	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

@@ -35,7 +35,7 @@ func (db *DB) ForgetDeletedChannels(ctx context.Context, ids []int64, rules segm
 			return n, err
 		}
 	}
-	return n, db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range ids {
 			for _, q := range []string{`DELETE FROM backfill WHERE channel_id = ?`,
 				`DELETE FROM channels WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE channel_id = channels.id)
@@ -47,6 +47,7 @@ func (db *DB) ForgetDeletedChannels(ctx context.Context, ids []int64, rules segm
 		}
 		return nil
 	})
+	return n, err
 }
 
 // withoutDeletedChannels is b less the channels deleted on Discord, their

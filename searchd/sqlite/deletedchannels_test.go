@@ -1,7 +1,10 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -58,4 +61,59 @@ func TestDeletedChannelsStayDeleted(t *testing.T) {
 		t.Errorf("a channel forgotten but not deleted takes new messages: %+v", res)
 	}
 	checkSegments(t, db)
+}
+
+// What is deleted is gone from the file too: neither a deleted message's
+// text nor its words in the keyword index (FTS5 keeps them until its
+// segments are merged) can be read back from the database's bytes, once
+// purged: at once for an opt-out, by searchd serve for a deletion.
+func TestDeletedTextLeavesNoTraceInTheFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(id int64, author int64, word string) searchd.Message {
+		m := msg(id, time.Duration(id)*time.Minute, 0)
+		m.Author.ID, m.Content = author, word+" told only to you, kangaroo"
+		return m
+	}
+	var batch []searchd.Message
+	for i := int64(1); i <= 200; i++ { // enough to fill pages of their own
+		batch = append(batch, msg(1000+i, time.Duration(i)*time.Second, 0))
+	}
+	batch = append(batch, secret(1, 9, "Zqxoptedout"), secret(2, 1, "Zqxdeleted"))
+	apply(t, db, batch...)
+	if _, err := db.OptOut(ctx, 9, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if purged, err := db.PurgeDeleted(ctx, false); err != nil || purged {
+		t.Errorf("an opt-out left its purge to later: %v, %v", purged, err)
+	}
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{2}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if purged, err := db.PurgeDeleted(ctx, false); err != nil || !purged { // searchd serve's, every half hour
+		t.Fatalf("purge after a deletion: %v, %v", purged, err)
+	}
+	if purged, err := db.PurgeDeleted(ctx, false); err != nil || purged {
+		t.Errorf("purge with nothing deleted since: %v, %v; want nothing done", purged, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, FileName+"*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"zqxoptedout", "zqxdeleted", "optedout"} {
+			if b := bytes.ToLower(b); bytes.Contains(b, []byte(s)) {
+				i := bytes.Index(b, []byte(s))
+				t.Errorf("%s still holds %q at %d (page %d): %q", filepath.Base(f), s, i, i/4096, b[max(0, i-60):min(len(b), i+60)])
+			}
+		}
+	}
 }

@@ -22,7 +22,12 @@ func (db *DB) OptOut(ctx context.Context, user int64, rules segment.Rules) (int,
 	if err != nil {
 		return 0, err
 	}
-	return db.Forget(ctx, ForgetFilter{Author: user}, rules)
+	n, err := db.Forget(ctx, ForgetFilter{Author: user}, rules)
+	if err != nil {
+		return n, err
+	}
+	_, err = db.PurgeDeleted(ctx, false) // gone from the file now
+	return n, err
 }
 
 // OptIn undoes OptOut for what is posted from now on; the messages

@@ -113,7 +113,9 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 			return err
 		}
 	}
-	return nil
+	// The backup's keyword index still holds what was forgotten since.
+	_, err = db.PurgeDeleted(ctx, true)
+	return err
 }
 
 // storedAmong returns the IDs of rows (first column) that name a stored

@@ -107,6 +107,9 @@ func (m *Main) forgetCmd() *ffcli.Command {
 			if err != nil {
 				return err
 			}
+			if _, err := db.PurgeDeleted(ctx, false); err != nil { // gone from the file now
+				return err
+			}
 			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))
 			return nil
 		})

@@ -137,7 +137,17 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 			log.Error("segment memberships: not loaded; keywords' segments come from SQLite", "err", err)
 		}
 	}()
+	// Deletions and edits leave the file (the keyword index's traces of
+	// them) within half an hour; forgets by name at once.
+	purgeDone := make(chan struct{})
+	go func() {
+		defer close(purgeDone)
+		db.PurgeEvery(ctx, 30*time.Minute, func(err error) {
+			log.Warn("cannot purge deleted text from the keyword index; trying again later", "err", err)
+		})
+	}()
 	err = srv.Serve(ctx, ln, grace)
+	<-purgeDone
 	<-jobDone // the job stops after its current batch; then model and database close
 	<-keywordsDone
 	<-membershipsDone
