@@ -44,6 +44,12 @@ const catchupPrompt = `You summarize one conversation from a group chat for some
 {"summary": "<one short line saying what the conversation was about>", "keywords": ["<up to 5 distinctive words from it>"]}
 Use only what the messages say. Write in the language the messages are written in. Leave out people's names.`
 
+// Catch-up's number of conversations: the default and the most.
+const (
+	DefaultCatchup = 20
+	MaxCatchup     = 50
+)
+
 // Catchup lists a channel's conversations in a time range with a one-line
 // summary each, cached per segment revision so a second call is instant.
 // When the LLM fails, the rest come without summaries, at once.
@@ -51,8 +57,8 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 	if req.Channel == 0 {
 		return nil, inputErr("channel is required")
 	}
-	if req.Limit <= 0 || req.Limit > 50 {
-		req.Limit = 20
+	if req.Limit <= 0 || req.Limit > MaxCatchup {
+		req.Limit = DefaultCatchup
 	}
 	segs, err := s.DB.SegmentsInRange(ctx, req.Channel, req.Since, req.Until, req.Limit)
 	if err != nil {

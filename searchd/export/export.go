@@ -43,7 +43,21 @@ type Error struct {
 	Err    error
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("at byte %d: %v", e.Offset, e.Err) }
+func (e *Error) Error() string {
+	if e.Malformed() {
+		return fmt.Sprintf("at byte %d: %v: the file is cut short or is not the exporter's JSON; export the channel again", e.Offset, e.Err)
+	}
+	return fmt.Sprintf("at byte %d: %v", e.Offset, e.Err)
+}
+
+// Malformed reports whether the file itself is at fault (cut short, not
+// JSON there, a value of the wrong type), which reading it again does not
+// mend.
+func (e *Error) Malformed() bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.Is(e.Err, io.ErrUnexpectedEOF) || errors.As(e.Err, &se) || errors.As(e.Err, &te)
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // NewReader reads the export header up to the start of the messages array.
@@ -57,6 +71,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 	br := bufio.NewReader(r)
 	if err := sniff(br); err != nil {
 		return nil, err
+	}
+	if bom, _ := br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		br.Discard(3) // a byte-order mark, which JSON does not allow: an editor's
 	}
 	x := &Reader{dec: json.NewDecoder(br), r: br, Count: -1}
 	tok, err := x.dec.Token()

@@ -82,7 +82,21 @@ func TestMalformed(t *testing.T) {
 			if len(msgs) != tt.okMsgs {
 				t.Errorf("read %d messages before the error, want %d", len(msgs), tt.okMsgs)
 			}
+			// Cut short or not JSON: reading it again gets no further.
+			if malformed := strings.Contains(tt.wantErr, "unexpected EOF") || tt.name == "not JSON"; xe.Malformed() != malformed {
+				t.Errorf("Malformed() = %v, want %v", xe.Malformed(), malformed)
+			}
 		})
+	}
+}
+
+// An editor may save an export with a byte-order mark, which JSON does
+// not allow: it is read past.
+func TestByteOrderMark(t *testing.T) {
+	const in = "\xef\xbb\xbf" + `{"guild":{"id":"1","name":"g"},"channel":{"id":"2","type":"GuildTextChat","name":"c"},"messages":[` +
+		`{"id":"10","type":"Default","timestamp":"2020-01-02T03:04:05Z","content":"hi","author":{"id":"5","name":"a"}}]}`
+	if _, msgs, err := ReadAll(strings.NewReader(in)); err != nil || len(msgs) != 1 {
+		t.Fatalf("%d messages, %v", len(msgs), err)
 	}
 }
 

@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"dsearch/shared/api"
 )
@@ -77,5 +80,35 @@ func TestGateQueuesThenRefuses(t *testing.T) {
 	}
 	if n := g.waiting.Load(); n != 0 {
 		t.Errorf("%d requests still counted inside after all left", n)
+	}
+}
+
+// A request whose body has not all come holds no slot: it is read before
+// the request waits its turn, so a client that sends half a body cannot
+// stop everyone else's questions.
+func TestStalledBodyHoldsNoSlot(t *testing.T) {
+	s := &Server{Log: slog.New(slog.DiscardHandler)}
+	g := NewGate(1, 4)
+	h := g.wrap(s, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		writeJSON(w, http.StatusOK, struct{}{})
+	})
+	stalled, feed := io.Pipe()
+	defer feed.Close()
+	go h(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/query", stalled))
+	feed.Write([]byte(`{"question":`)) // and no more
+	done := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		h(rec, httptest.NewRequest("POST", "/v1/query", strings.NewReader(`{"question":"x"}`)))
+		done <- rec.Code
+	}()
+	select {
+	case code := <-done:
+		if code != http.StatusOK {
+			t.Errorf("the other request: %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a request with half a body held the only slot")
 	}
 }

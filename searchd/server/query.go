@@ -82,6 +82,9 @@ func (s *Server) catchup(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
+	if in.Limit < 0 || in.Limit > answer.MaxCatchup {
+		return errorf(http.StatusBadRequest, "limit must be from 1 to %d (0: %d)", answer.MaxCatchup, answer.DefaultCatchup)
+	}
 	req := answer.CatchupRequest{Channel: int64(in.Channel), Limit: in.Limit}
 	var err error
 	if req.Since, req.Until, err = parseRange(in.Since, in.Until); err != nil {

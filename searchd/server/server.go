@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"syscall"
@@ -80,7 +81,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		// A request's body, too, comes in time or not at all (gate.go
+		// reads it before a request waits its turn).
+		ReadTimeout: 30 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base },
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if jc, ok := c.(*jsonConn); ok {
 				c = jc.Conn
@@ -173,6 +177,12 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
 			s.writeError(w, r, errorf(http.StatusForbidden, "browser requests are not allowed"))
+			return
+		}
+		// r.URL.Query() drops what it cannot parse, a filter included:
+		// "channel=…%zz" searched every channel.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "malformed query string (percent-encode it)"))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)

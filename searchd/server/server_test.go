@@ -301,7 +301,9 @@ func TestBackfillCheckpoint(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, func(srv *server.Server) {
+		srv.Answer = &answer.Service{DB: srv.DB, Search: srv.Search, Config: answer.DefaultConfig()}
+	})
 	okMsg := `{"id":"1","channel_id":"2","author":{"id":"3","username":"u"},"created_at":"2025-01-01T00:00:00Z","content":"x"}`
 	many := strings.Repeat(`"1",`, api.MaxBatchItems) + `"2"`
 	tests := []struct {
@@ -331,6 +333,11 @@ func TestBadRequests(t *testing.T) {
 		{"browser origin", "GET", "/v1/stats", ``, []string{"Origin", "http://evil.example"}, 403, "browser requests"},
 		{"browser referer", "GET", "/v1/stats", ``, []string{"Referer", "http://evil.example/"}, 403, "browser requests"},
 		{"search: unknown parameter", "GET", "/v1/search?q=x&colour=red", ``, nil, 400, "unknown parameter"},
+		// url.Values drops what it cannot parse: the channel filter with it.
+		{"search: malformed query string", "GET", "/v1/search?q=x&mode=lexical&channel=900000000000000020%zz", ``, nil, 400, "malformed query string"},
+		{"search: malformed cursor", "GET", "/v1/search?q=x&cursor=%%%", ``, nil, 400, "malformed query string"},
+		{"catch-up: negative limit", "POST", "/v1/catchup", `{"channel":"1","limit":-5}`, nil, 400, "limit must be"},
+		{"catch-up: huge limit", "POST", "/v1/catchup", `{"channel":"1","limit":1000000000}`, nil, 400, "limit must be"},
 		{"search: bad since", "GET", "/v1/search?q=x&since=banana", ``, nil, 400, "since"},
 		{"search: bad author", "GET", "/v1/search?q=x&author=bob", ``, nil, 400, "author"},
 		{"search: bad readable", "GET", "/v1/search?q=x&readable=general", ``, nil, 400, "readable"},

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -221,6 +222,9 @@ func (db *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 // Path is the database file.
 func (db *DB) Path() string { return db.path }
 
+// ErrNewerSchema: the database was written by a newer searchd.
+var ErrNewerSchema = errors.New("the database was made by a newer searchd")
+
 // migrate applies each embedded migration not yet recorded, one
 // transaction per file, in name order.
 func (db *DB) migrate(ctx context.Context) error {
@@ -233,6 +237,19 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
+	// A migration this searchd does not know was applied by a newer one:
+	// its code may rely on what that migration made (a table kept up, a
+	// row never written again), so an older searchd must not write here.
+	applied, err := queryStrings(ctx, db.db, `SELECT name FROM schema_migrations ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	for _, a := range applied {
+		if !slices.Contains(names, a) {
+			return fmt.Errorf("%w: it has migration %s, which this searchd (%d migrations, up to %s) does not know; run the newer searchd, or restore a backup made by this version",
+				ErrNewerSchema, a, len(names), names[len(names)-1])
+		}
+	}
 	for i, name := range names {
 		if err := db.migrateOne(ctx, name, i+1); err != nil {
 			return fmt.Errorf("migration %s: %w", name, err)
@@ -446,4 +463,24 @@ func (db *DB) QuickCheck(ctx context.Context) (string, error) {
 		out = append(out, s)
 	}
 	return strings.Join(out, "; "), rows.Err()
+}
+
+// queryStrings returns a query's first column as strings.
+func queryStrings(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }

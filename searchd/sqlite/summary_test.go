@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +93,25 @@ func TestSegmentIDsNeverReused(t *testing.T) {
 		}
 	}
 	checkSegments(t, db)
+}
+
+// A database a newer searchd migrated is not opened by an older one: its
+// code may rely on what the newer migration made.
+func TestNewerSchemaRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_from_the_future.sql', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err := Open(ctx, dir); !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "9999_from_the_future.sql") {
+		if err == nil {
+			db.Close()
+		}
+		t.Fatalf("opening a newer database: %v, want ErrNewerSchema naming the migration", err)
+	}
 }
