@@ -24,7 +24,8 @@ var (
 // the question pipeline reads in a question (dateIn: "2024-05-01",
 // "2024/05/01", "May 1, 2024", "2024년 5월", "yesterday", "지난주", ...),
 // plus "3월" (the latest March not ahead of now) and spans back from now
-// ("7d", "2w", "3 months", "7일", "2주 전"). A date names a stretch of time:
+// in whole days ("7d", "2w", "3 months", "7일", "2주 전": from the start of
+// the day that long ago to the end of today). A date names a stretch of time:
 // since is its start, until its end (inclusive). Empty is 0: no bound.
 func ParseBound(s string, until bool, now time.Time) (int64, error) {
 	s = strings.TrimSpace(s)
@@ -66,7 +67,11 @@ func dateSpan(s string, now time.Time) (from, to time.Time, ok bool) {
 		default:
 			t = now.AddDate(-n, 0, 0)
 		}
-		return t, now, true
+		// Whole days: from the start of that day to the end of today. A
+		// bound to the microsecond moved between a question's pages, and
+		// their cursors no longer matched it.
+		midnight := func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc) }
+		return midnight(t), midnight(now).AddDate(0, 0, 1), true
 	}
 	if g := koMonthRE.FindStringSubmatch(s); g != nil {
 		m, _ := strconv.Atoi(g[1])

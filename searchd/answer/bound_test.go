@@ -29,10 +29,12 @@ func TestParseBound(t *testing.T) {
 		{"3월", day(2024, 3, 1), day(2024, 4, 1) - 1},
 		{"9월", day(2023, 9, 1), day(2023, 10, 1) - 1}, // the latest September
 		{"5월 1일", day(2024, 5, 1), day(2024, 5, 2) - 1},
-		{"7d", now.AddDate(0, 0, -7).UnixMicro(), now.UnixMicro() - 1},
-		{"2 weeks ago", now.AddDate(0, 0, -14).UnixMicro(), now.UnixMicro() - 1},
-		{"7일", now.AddDate(0, 0, -7).UnixMicro(), now.UnixMicro() - 1},
-		{"3개월 전", now.AddDate(0, -3, 0).UnixMicro(), now.UnixMicro() - 1},
+		// Whole days, so that a question's pages, asked moments apart, are
+		// the same query.
+		{"7d", day(2024, 6, 5), day(2024, 6, 13) - 1},
+		{"2 weeks ago", day(2024, 5, 29), day(2024, 6, 13) - 1},
+		{"7일", day(2024, 6, 5), day(2024, 6, 13) - 1},
+		{"3개월 전", day(2024, 3, 12), day(2024, 6, 13) - 1},
 		{"2024-05-01T09:00:00+09:00", day(2024, 5, 1) + 9*3600e6, day(2024, 5, 1) + 9*3600e6},
 		{"1714521600000000", 1714521600000000, 1714521600000000},
 	} {
@@ -45,9 +47,21 @@ func TestParseBound(t *testing.T) {
 			t.Errorf("until %q = %v, %v; want %v", c.in, time.UnixMicro(until).In(kst), err, time.UnixMicro(c.until).In(kst))
 		}
 	}
+	if a, _ := ParseBound("7d", false, now); a != mustBound(t, "7d", now.Add(3*time.Hour)) {
+		t.Error("7d moved within a day")
+	}
 	for _, bad := range []string{"banana", "since yesterday we", "13월", "2024-02-30", "7x"} {
 		if _, err := ParseBound(bad, false, now); err == nil || !strings.Contains(err.Error(), "try 2024-05-01") {
 			t.Errorf("%q: err = %v, want one with an example", bad, err)
 		}
 	}
+}
+
+func mustBound(t *testing.T, s string, now time.Time) int64 {
+	t.Helper()
+	b, err := ParseBound(s, false, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -237,6 +237,24 @@ func TestKeywordIndexLoadingIs503(t *testing.T) {
 	}
 }
 
+// A relative bound ("since 300w") pages: it is whole days, so the next
+// page is the same query (to the microsecond it was not, and every
+// cursor was refused as another query's).
+func TestRelativeSincePages(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	v := url.Values{"q": {"the"}, "mode": {"lexical"}, "since": {"300w"}, "limit": {"1"}}
+	first, err := f.c.Search(ctx, v)
+	if err != nil || first.NextCursor == "" {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	v.Set("cursor", first.NextCursor)
+	if next, err := f.c.Search(ctx, v); err != nil || len(next.Results) != 1 {
+		t.Fatalf("next page with since=300w: %+v, %v", next, err)
+	}
+}
+
 func TestPostMessages(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
