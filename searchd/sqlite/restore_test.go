@@ -387,6 +387,10 @@ func TestRestoreKeepsForgets(t *testing.T) {
 	if _, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules); err != nil {
 		t.Fatal(err)
 	}
+	before, err := db.IndexVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	killed(t, db, data) // the forgets are in the WAL only
 
 	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
@@ -400,6 +404,11 @@ func TestRestoreKeepsForgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restored.Close()
+	// A cursor made before the restore carries a version at most before:
+	// the restored database is past it, so the cursor is refused.
+	if after, err := restored.IndexVersion(ctx); err != nil || after <= before {
+		t.Errorf("index version %d after the restore, %d before it: a cursor from before would page the restored database", after, before)
+	}
 	for _, id := range []int64{2, 3, 5, 7} {
 		if _, err := restored.Message(ctx, id); err != ErrNotFound {
 			t.Errorf("message %d is back after the restore: %v", id, err)

@@ -19,6 +19,9 @@ type forgets struct {
 	optOuts    [][2]int64 // user, at
 	tombstones [][2]int64 // message, deleted_at
 	channels   [][2]int64 // deleted on Discord: channel, deleted_at
+	// version is the replaced database's index_version: the restored one
+	// goes past it, so no cursor made before the restore pages after it.
+	version int64
 }
 
 // readForgets reads the opt-outs and tombstones of the database file at
@@ -56,6 +59,13 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 	if err := read("deleted_channels", `SELECT channel_id, deleted_at FROM deleted_channels`, &f.channels); err != nil {
 		return f, err
 	}
+	var version [][2]int64
+	if err := read("meta", `SELECT CAST(value AS INTEGER), 0 FROM meta WHERE key = 'index_version'`, &version); err != nil {
+		return f, err
+	}
+	if len(version) == 1 {
+		f.version = version[0][0]
+	}
 	return f, read("tombstones", `SELECT message_id, deleted_at FROM tombstones`, &f.tombstones)
 }
 
@@ -68,6 +78,9 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 // opts in again, the safe side of the two.
 func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) + 1 AS TEXT) WHERE key = 'index_version'`, f.version); err != nil {
+			return err
+		}
 		for _, o := range f.optOuts {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO opt_outs (user_id, at) VALUES (?, ?) ON CONFLICT DO NOTHING`, o[0], o[1]); err != nil {
 				return err
@@ -162,9 +175,6 @@ func carryForgets(ctx context.Context, current, copyPath string, rules segment.R
 	if err != nil {
 		return fmt.Errorf("the database being replaced cannot be read for its opt-outs and deletions, which the restored one must keep (%w); "+
 			"to restore without them, move %s (with its -wal and -shm) out of the data directory first", err, current)
-	}
-	if len(f.optOuts) == 0 && len(f.tombstones) == 0 && len(f.channels) == 0 {
-		return nil
 	}
 	db, err := openFile(ctx, copyPath)
 	if err != nil {
