@@ -337,3 +337,22 @@ func TestJobEmbedsNegativeIDs(t *testing.T) {
 		t.Errorf("%d of %d messages embedded", c.MessagesDone, c.Messages)
 	}
 }
+
+// The job's last error is its last pass's: once a pass ends well (the
+// disk has room again, the model answers), status stops showing it.
+func TestLastErrorClearsWhenAPassEndsWell(t *testing.T) {
+	db := setup(t)
+	ctx := context.Background()
+	e := &fakeEmbedder{name: "fake", failAfter: 1}
+	j := newJob(db, e)
+	if err := j.RunOnce(ctx); err == nil || j.Status().LastError == "" {
+		t.Fatalf("failing pass: %v, status %q", err, j.Status().LastError)
+	}
+	e.failAfter = 0
+	if err := j.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := j.Status().LastError; got != "" {
+		t.Errorf("after a pass that ended well, status still says %q", got)
+	}
+}

@@ -265,7 +265,10 @@ func (j *Job) RunOnce(ctx context.Context) error {
 	j.update(func(s *Status) {
 		s.Phase = "idle"
 		s.SegmentsLeft, s.MessagesLeft, s.ETA = 0, 0, 0
-		if err != nil && !errors.Is(err, context.Canceled) {
+		switch {
+		case err == nil:
+			s.LastError = "" // a pass that ends well: the error is past
+		case !errors.Is(err, context.Canceled):
 			s.LastError = err.Error()
 		}
 	})
