@@ -240,6 +240,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		he = &httpError{status: http.StatusNotFound, msg: "not found"}
 	case errors.Is(err, context.Canceled):
 		he = &httpError{status: 499, msg: "request canceled"}
+	case sqlite.IsFull(err):
+		s.Log.Error("request failed: the disk is full", "method", r.Method, "path", r.URL.Path)
+		he = &httpError{status: http.StatusInsufficientStorage, msg: "searchd's disk is full: nothing was written; free some space (searchd doctor shows where its data is) and try again"}
 	case errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET):
 		// The client left before the answer was written: nothing failed
 		// here, and there is no one to answer.

@@ -20,7 +20,8 @@ import (
 	"dsearch/migrations"
 	"dsearch/searchd/lexical"
 
-	_ "modernc.org/sqlite"
+	moderncsqlite "modernc.org/sqlite"
+	sqlitelib "modernc.org/sqlite/lib"
 )
 
 // FileName is the database file inside the data directory.
@@ -483,4 +484,11 @@ func queryStrings(ctx context.Context, q interface {
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// IsFull reports whether err is SQLite's "database or disk is full": the
+// write did not happen, and will once there is room.
+func IsFull(err error) bool {
+	var se *moderncsqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlitelib.SQLITE_FULL
 }

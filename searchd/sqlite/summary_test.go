@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,5 +114,31 @@ func TestNewerSchemaRefused(t *testing.T) {
 			db.Close()
 		}
 		t.Fatalf("opening a newer database: %v, want ErrNewerSchema naming the migration", err)
+	}
+}
+
+// A write refused for want of room is told apart (the server answers it
+// with 507, which the bot retries), not reported as an internal error.
+func TestIsFull(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var pages int
+	if err := conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('filler', ?)`, strings.Repeat("x", 1<<20))
+	if !IsFull(err) {
+		t.Fatalf("a write past the file's bound: %v, want IsFull", err)
+	}
+	if IsFull(errors.New("database or disk is full")) || IsFull(nil) {
+		t.Error("IsFull of an error SQLite did not return")
 	}
 }
