@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -298,6 +299,31 @@ func goBuckets(maxTokens int) []options.WithOption {
 
 // Name is the model's name, as stored with its vectors.
 func (m *Model) Name() string { return m.cfg.Name }
+
+// Weights tells this model's network and vocabulary from another of the
+// same name: the sizes of the directory's network (not the message
+// model's) and tokenizer files. A conversion of another version, or
+// another network copied in under this name, differs; the same files
+// converted again do not. "" when they cannot be read.
+func (m *Model) Weights() string {
+	entries, err := os.ReadDir(m.dir)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || name == m.cfg.MessageModel || !(strings.HasSuffix(name, ".onnx") || strings.HasPrefix(name, "tokenizer") || strings.HasSuffix(name, ".model")) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return ""
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, info.Size()))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Dim is the vector dimension.
 func (m *Model) Dim() int { return m.cfg.Dimension }

@@ -209,24 +209,42 @@ func TestJobFollowsChanges(t *testing.T) {
 func TestModelMismatch(t *testing.T) {
 	db := setup(t)
 	ctx := context.Background()
-	if err := db.CheckModel(ctx, "fake", 8); err != nil {
+	if err := db.CheckModel(ctx, "fake", 8, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := newJob(db, &fakeEmbedder{name: "fake"}).RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err := db.CheckModel(ctx, "other", 16)
+	err := db.CheckModel(ctx, "other", 16, "")
 	if !errors.Is(err, sqlite.ErrModelMismatch) || !strings.Contains(err.Error(), "searchd reindex") {
 		t.Fatalf("other model: %v", err)
 	}
-	if err := db.ResetVectors(ctx, "other", 16); err != nil {
+	if err := db.ResetVectors(ctx, "other", 16, ""); err != nil {
 		t.Fatal(err)
 	}
 	if c := counts(t, db); c.SegmentsDone != 0 || c.MessagesDone != 0 {
 		t.Errorf("reset left %+v", c)
 	}
-	if err := db.CheckModel(ctx, "other", 16); err != nil {
+	if err := db.CheckModel(ctx, "other", 16, ""); err != nil {
 		t.Errorf("after reset: %v", err)
+	}
+	// The same name and dimension with other weights (another version's
+	// conversion, another network copied in) would mix vectors too. A
+	// database that knew no weights takes the first it is shown.
+	if err := db.CheckModel(ctx, "other", 16, "model.onnx 1000"); err != nil {
+		t.Errorf("weights of a database that knew none: %v", err)
+	}
+	if err := db.CheckModel(ctx, "other", 16, "model.onnx 1000"); err != nil {
+		t.Errorf("the same weights: %v", err)
+	}
+	if err := db.CheckModel(ctx, "other", 16, "model.onnx 2000"); !errors.Is(err, sqlite.ErrModelMismatch) || !strings.Contains(err.Error(), "other weights") {
+		t.Errorf("other weights under the same name: %v", err)
+	}
+	if err := db.ResetVectors(ctx, "other", 16, "model.onnx 2000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CheckModel(ctx, "other", 16, "model.onnx 2000"); err != nil {
+		t.Errorf("after reindexing with the new weights: %v", err)
 	}
 }
 

@@ -14,29 +14,44 @@ import (
 var ErrModelMismatch = errors.New("embedding model mismatch")
 
 // CheckModel records the embedding model on first use and refuses a
-// different one: vectors of two models must never be mixed.
-func (db *DB) CheckModel(ctx context.Context, name string, dim int) error {
+// different one: vectors of two models must never be mixed. weights
+// tells networks of one name apart (embed.Model.Weights: a conversion of
+// another version, another network copied in); "" checks name and
+// dimension only, and a database that recorded none takes it now.
+func (db *DB) CheckModel(ctx context.Context, name string, dim int, weights string) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		var have string
 		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'embedding_model'`).Scan(&have)
 		if errors.Is(err, sql.ErrNoRows) {
-			return setModel(ctx, tx, name, dim)
+			return setModel(ctx, tx, name, dim, weights)
 		}
 		if err != nil {
 			return err
 		}
-		var haveDim string
+		var haveDim, haveWeights string
 		tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'embedding_dim'`).Scan(&haveDim)
+		tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'embedding_weights'`).Scan(&haveWeights)
 		if have != name || haveDim != strconv.Itoa(dim) {
 			return fmt.Errorf("%w: the database holds vectors of %s (%s dimensions) but the configured model is %s (%d); run `searchd reindex` to re-embed everything with the new model, or configure the old one",
 				ErrModelMismatch, have, haveDim, name, dim)
+		}
+		switch {
+		case weights == "":
+		case haveWeights == "":
+			return setMeta(ctx, tx, "embedding_weights", weights)
+		case haveWeights != weights:
+			return fmt.Errorf("%w: the database holds vectors of %s with other weights (%s) than the configured model's (%s): another conversion or version of it; run `searchd reindex` to re-embed everything with it, or configure the old one",
+				ErrModelMismatch, name, haveWeights, weights)
 		}
 		return nil
 	})
 }
 
-func setModel(ctx context.Context, tx *sql.Tx, name string, dim int) error {
+func setModel(ctx context.Context, tx *sql.Tx, name string, dim int, weights string) error {
 	if err := setMeta(ctx, tx, "embedding_model", name); err != nil {
+		return err
+	}
+	if err := setMeta(ctx, tx, "embedding_weights", weights); err != nil {
 		return err
 	}
 	return setMeta(ctx, tx, "embedding_dim", strconv.Itoa(dim))
@@ -44,7 +59,7 @@ func setModel(ctx context.Context, tx *sql.Tx, name string, dim int) error {
 
 // ResetVectors deletes every vector and records the new model, in one
 // transaction: the start of a reindex.
-func (db *DB) ResetVectors(ctx context.Context, name string, dim int) error {
+func (db *DB) ResetVectors(ctx context.Context, name string, dim int, weights string) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{`DELETE FROM segment_windows`, `DELETE FROM segment_vectors`, `DELETE FROM message_vectors`} {
 			if _, err := tx.ExecContext(ctx, q); err != nil {
@@ -54,7 +69,7 @@ func (db *DB) ResetVectors(ctx context.Context, name string, dim int) error {
 		if err := bumpIndexVersion(ctx, tx); err != nil {
 			return err
 		}
-		return setModel(ctx, tx, name, dim)
+		return setModel(ctx, tx, name, dim, weights)
 	})
 }
 

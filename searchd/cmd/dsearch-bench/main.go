@@ -411,7 +411,7 @@ func keywordIndexAlone(ctx context.Context, db *sqlite.DB, kw *index.Keywords, w
 // fill gives random unit vectors to a random sample of segments and to
 // their messages, as if an embedding job had run.
 func fill(ctx context.Context, path string, db *sqlite.DB, name string, segments, dim int) error {
-	if err := db.ResetVectors(ctx, name, dim); err != nil {
+	if err := db.ResetVectors(ctx, name, dim, ""); err != nil {
 		return err
 	}
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous(OFF)")

@@ -182,7 +182,7 @@ func run(data, model string, threads int, sideBySide bool, segmentBatch, message
 		return err
 	}
 	defer db.Close()
-	if err := db.CheckModel(ctx, m.Name(), m.Dim()); err != nil {
+	if err := db.CheckModel(ctx, m.Name(), m.Dim(), m.Weights()); err != nil {
 		return err
 	}
 	job := &index.Job{DB: db, Embedder: r, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

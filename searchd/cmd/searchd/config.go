@@ -162,7 +162,7 @@ func (c *Config) LoadModelFor(ctx context.Context, db *sqlite.DB) (*embed.Model,
 	if err != nil {
 		return nil, err
 	}
-	if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
+	if err := db.CheckModel(ctx, model.Name(), model.Dim(), model.Weights()); err != nil {
 		model.Close()
 		return nil, err
 	}

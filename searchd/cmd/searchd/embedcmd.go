@@ -79,10 +79,10 @@ func (m *Main) embed(ctx context.Context, cfg *Config, reindex bool) error {
 	}
 	defer db.ReleaseLease(context.WithoutCancel(ctx), sqlite.LeaseEmbedding, owner)
 	if reindex {
-		if err := db.ResetVectors(ctx, model.Name(), model.Dim()); err != nil {
+		if err := db.ResetVectors(ctx, model.Name(), model.Dim(), model.Weights()); err != nil {
 			return err
 		}
-	} else if err := db.CheckModel(ctx, model.Name(), model.Dim()); err != nil {
+	} else if err := db.CheckModel(ctx, model.Name(), model.Dim(), model.Weights()); err != nil {
 		return err
 	}
 	counts, err := db.EmbeddingCounts(ctx)
