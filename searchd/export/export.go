@@ -45,7 +45,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Malformed() {
-		return fmt.Sprintf("at byte %d: %v: the file is cut short or is not the exporter's JSON; export the channel again", e.Offset, e.Err)
+		return fmt.Sprintf("at byte %d: %v: the file is cut short or is not the exporter's JSON; export the channel again (importing that resumes from what was imported)", e.Offset, e.Err)
 	}
 	return fmt.Sprintf("at byte %d: %v", e.Offset, e.Err)
 }

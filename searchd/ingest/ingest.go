@@ -55,12 +55,11 @@ func (r *FileResult) CountMismatch() bool {
 }
 
 // Resumable reports whether a rerun may get further with the file: not
-// for a file that is in another format or malformed (cut short, a value
-// of the wrong type), which only a new export fixes.
+// for a file that is in another format, which only a new export fixes. A
+// file cut short resumes from what was imported once exported again.
 func (r *FileResult) Resumable() bool {
 	var fe *export.FormatError
-	var xe *export.Error
-	return r.Err != nil && !errors.As(r.Err, &fe) && !(errors.As(r.Err, &xe) && xe.Malformed())
+	return r.Err != nil && !errors.As(r.Err, &fe)
 }
 
 // Listing is what Files found.
