@@ -32,7 +32,21 @@ type batcher struct {
 	mu      sync.Mutex
 	pending api.MessageBatch
 	at      map[api.ID]int // message ID → index in pending.Messages
+	// kept counts the items of pending the spool refused before: they
+	// wait for it, and do not make a flush due (flushIfFull), nor, alone,
+	// try the spool again before retryAt.
+	kept    int
+	retryAt time.Time
 }
+
+// keptRetry is how often what the spool refused is tried again when
+// nothing new came: each refusal is a warning and a catch-up.
+const keptRetry = 10 * time.Second
+
+// maxKeptEdits bounds the edits kept in memory while the spool refuses
+// them; past it the oldest go, and only their channels' catch-up (the
+// latest page before the mark) brings their text back.
+const maxKeptEdits = 1000
 
 func (b *batcher) items() int { return b.pending.Items() }
 
@@ -92,7 +106,7 @@ func (b *batcher) places(guilds []api.Guild, channels []api.Channel) {
 
 func (b *batcher) flushIfFull() {
 	b.mu.Lock()
-	full := b.items() >= b.maxItems
+	full := b.items()-b.kept >= b.maxItems
 	b.mu.Unlock()
 	if full {
 		b.flush()
@@ -119,10 +133,16 @@ func (b *batcher) forget(channels, guilds []api.ID) {
 func (b *batcher) flush() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.items() == 0 {
+	if b.items() == 0 || b.items() == b.kept && time.Now().Before(b.retryAt) {
 		return
 	}
 	var kept api.MessageBatch
+	forgot := map[api.ID]bool{} // channels and guilds whose forget the spool took
+	took := func(removals *api.MessageBatch) {
+		for _, id := range append(slices.Clone(removals.ForgetChannels), removals.ForgetGuilds...) {
+			forgot[id] = true
+		}
+	}
 	lost, unsynced := map[discord.ChannelID]discord.GuildID{}, map[discord.ChannelID]discord.GuildID{}
 	refused := 0
 	var lastErr error
@@ -138,6 +158,7 @@ func (b *batcher) flush() {
 			}
 			removals := &api.MessageBatch{Deletes: part.Deletes, ForgetChannels: part.ForgetChannels, ForgetGuilds: part.ForgetGuilds}
 			if removals.Items() > 0 && (len(part.Messages) > 0 || len(part.Guilds) > 0 || len(part.Channels) > 0) && b.put(removals) == nil {
+				took(removals)
 				continue
 			}
 			kept.Deletes = append(kept.Deletes, part.Deletes...)
@@ -145,6 +166,7 @@ func (b *batcher) flush() {
 			kept.ForgetGuilds = append(kept.ForgetGuilds, part.ForgetGuilds...)
 			continue
 		}
+		took(part)
 		for _, m := range part.Messages {
 			if b.marks.spooled(discord.ChannelID(m.ChannelID), discord.MessageID(m.ID)) {
 				unsynced[discord.ChannelID(m.ChannelID)] = discord.GuildID(m.GuildID)
@@ -164,10 +186,18 @@ func (b *batcher) flush() {
 		if b.lost != nil {
 			b.lost(lost, refused, lastErr)
 		}
+		b.retryAt = time.Now().Add(keptRetry)
 	} else if err := b.marks.save(); err != nil {
 		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
 	}
-	b.pending, b.at = kept, nil
+	// An edit kept for later must not bring back a channel or server
+	// forgotten after it; and the oldest go past the bound.
+	kept.Messages = slices.DeleteFunc(kept.Messages, func(m api.MessageUpsert) bool { return forgot[m.ChannelID] || forgot[m.GuildID] })
+	if over := len(kept.Messages) - maxKeptEdits; over > 0 {
+		b.log.Warn("too many edits waiting for the spool; the oldest are left to their channels' catch-up", "dropped", over)
+		kept.Messages = kept.Messages[over:]
+	}
+	b.pending, b.at, b.kept = kept, nil, kept.Items()
 	for i, m := range kept.Messages {
 		if b.at == nil {
 			b.at = map[api.ID]int{}
@@ -183,6 +213,9 @@ func (b *batcher) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			b.mu.Lock()
+			b.retryAt = time.Time{} // the last chance for what was refused
+			b.mu.Unlock()
 			b.flush()
 			return
 		case <-t.C:

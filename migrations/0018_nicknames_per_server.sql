@@ -33,6 +33,9 @@ DROP TABLE user_names;
 ALTER TABLE user_names_by_server RENAME TO user_names;
 
 -- The nickname a member goes by in a server now ('' for none), as of at.
+-- Carried only where it is the name they were last shown under (a member
+-- seen since without one went by their global name, users.display_name):
+-- the latest nickname seen is not always the one they still have.
 CREATE TABLE server_nicknames (
 	guild_id INTEGER NOT NULL,
 	user_id  INTEGER NOT NULL REFERENCES users(id),
@@ -41,11 +44,9 @@ CREATE TABLE server_nicknames (
 	PRIMARY KEY (guild_id, user_id)
 ) STRICT, WITHOUT ROWID;
 INSERT INTO server_nicknames (guild_id, user_id, nickname, at)
-	SELECT guild_id, user_id, name, last_seen FROM (
-		SELECT guild_id, user_id, name, last_seen,
-			ROW_NUMBER() OVER (PARTITION BY guild_id, user_id ORDER BY last_seen DESC, name) AS r
-		FROM user_names WHERE kind = 'nickname')
-	WHERE r = 1;
+	SELECT n.guild_id, n.user_id, n.name, u.display_at
+	FROM user_names n JOIN users u ON u.id = n.user_id
+	WHERE n.kind = 'nickname' AND n.name = u.display_name;
 DROP TABLE one_server;
 
 UPDATE users SET display_name = COALESCE((SELECT name FROM user_names

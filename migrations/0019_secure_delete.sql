@@ -4,7 +4,7 @@
 -- its words and their positions stay in the index's segments until they
 -- are merged. One merge of every segment ('optimize') takes out what
 -- earlier deletions and edits left; sqlite.DB.PurgeDeleted does it again
--- after each forget by name and, under searchd serve, every half hour
--- after deletions and edits.
+-- after an opt-out, a forget or a restore and, under searchd serve, every
+-- six hours after deletions and edits.
 INSERT INTO meta (key, value) VALUES ('purged_seq', CAST((SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'text_changes') AS TEXT));
 INSERT INTO messages_fts (messages_fts) VALUES ('optimize');

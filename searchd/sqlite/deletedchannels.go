@@ -61,9 +61,14 @@ func (a *applier) withoutDeletedChannels(b *searchd.Batch) (*searchd.Batch, int,
 	if len(deleted) == 0 {
 		return b, 0, nil
 	}
-	parent := map[int64]int64{} // the batch's word first, then the stored row's
+	// A thread's parent, by the batch's word first, then the stored
+	// row's. Only a thread's: a category's channels outlive it, and a
+	// batch's placeholder entry (no parent) says nothing.
+	parent := map[int64]int64{}
 	for _, c := range b.Channels {
-		parent[c.ID] = c.ParentID
+		if c.ParentID != 0 && searchd.IsThread(c.Kind) {
+			parent[c.ID] = c.ParentID
+		}
 	}
 	gone := func(ch int64) (bool, error) {
 		if deleted[ch] {
@@ -71,7 +76,7 @@ func (a *applier) withoutDeletedChannels(b *searchd.Batch) (*searchd.Batch, int,
 		}
 		p, ok := parent[ch]
 		if !ok {
-			row, err := a.queryRow(`SELECT COALESCE(parent_id, 0) FROM channels WHERE id = ?`, ch)
+			row, err := a.queryRow(`SELECT COALESCE(parent_id, 0) FROM channels WHERE id = ? AND kind LIKE '%Thread'`, ch)
 			if err != nil {
 				return false, err
 			}

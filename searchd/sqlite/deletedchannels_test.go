@@ -36,7 +36,10 @@ func TestDeletedChannelsStayDeleted(t *testing.T) {
 	if n, err := db.ForgetDeletedChannels(ctx, []int64{parent}, segment.DefaultRules); err != nil || n != 1 {
 		t.Fatalf("forget: %d, %v", n, err)
 	}
-	late := &searchd.Batch{Channels: append(places, searchd.Channel{ID: thread, GuildID: guild, ParentID: parent, Kind: "GuildPublicThread", Name: "plans thread"}),
+	// As the server's toBatch builds it: the thread described, then a
+	// placeholder entry (no parent) for each message's channel.
+	late := &searchd.Batch{Channels: append(places, searchd.Channel{ID: thread, GuildID: guild, ParentID: parent, Kind: "GuildPublicThread", Name: "plans thread"},
+		searchd.Channel{ID: parent}, searchd.Channel{ID: thread}, searchd.Channel{ID: other}),
 		Messages: []searchd.Message{in(parent, 3), in(thread, 4), in(other, 5)}}
 	res, err := db.Apply(ctx, late, segment.DefaultRules, nil)
 	if err != nil {
@@ -52,6 +55,19 @@ func TestDeletedChannelsStayDeleted(t *testing.T) {
 	}
 	if ids, err := db.ChannelsOf(ctx, guild, 0); err != nil || !slices.Equal(ids, []int64{other}) {
 		t.Errorf("the guild's channels: %v, %v; want the deleted one's row gone", ids, err)
+	}
+	// A deleted category's channels outlive it, on Discord and here.
+	const category, under = 400, 401
+	if _, err := db.Apply(ctx, &searchd.Batch{Channels: []searchd.Channel{{ID: category, GuildID: guild, Kind: "GuildCategory"},
+		{ID: under, GuildID: guild, ParentID: category, Kind: "GuildTextChat"}}, Messages: []searchd.Message{in(under, 20)}},
+		segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetDeletedChannels(ctx, []int64{category}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if res := apply(t, db, in(under, 21)); res.Inserted != 1 {
+		t.Errorf("a channel of a deleted category: %+v, want it stored", res)
 	}
 	// Left, not deleted: the server may add the bot again.
 	if _, err := db.Forget(ctx, ForgetFilter{Channel: other}, segment.DefaultRules); err != nil {
@@ -94,7 +110,7 @@ func TestDeletedTextLeavesNoTraceInTheFile(t *testing.T) {
 	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{2}}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	if purged, err := db.PurgeDeleted(ctx, false); err != nil || !purged { // searchd serve's, every half hour
+	if purged, err := db.PurgeDeleted(ctx, false); err != nil || !purged { // searchd serve's, every six hours
 		t.Fatalf("purge after a deletion: %v, %v", purged, err)
 	}
 	if purged, err := db.PurgeDeleted(ctx, false); err != nil || purged {

@@ -13,9 +13,9 @@ import (
 // older frames hold the pages as they were, is checkpointed and emptied.
 // Deleted rows themselves are zeroed as they go (secure_delete, db.go).
 // It does nothing when no message was deleted or edited since the last
-// purge (text_changes' sequence), unless always. What is forgotten by name
-// (an opt-out, searchd forget, a channel deleted on Discord) is purged at
-// once; the rest by searchd serve's PurgeEvery.
+// purge (text_changes' sequence), unless always. What a member or the
+// operator forgets by name (an opt-out, searchd forget) and a restore are
+// purged at once; the rest by searchd serve's PurgeEvery.
 func (db *DB) PurgeDeleted(ctx context.Context, always bool) (bool, error) {
 	purged := false
 	err := db.write(ctx, func(tx *sql.Tx) error {
