@@ -218,15 +218,7 @@ func TestSpoolFailureIsCaughtUp(t *testing.T) {
 	e.backfilled(int64(len(h)))
 	var failing atomic.Bool
 	failing.Store(true)
-	e.bot.batch.mu.Lock()
-	put := e.bot.batch.put
-	e.bot.batch.put = func(b *api.MessageBatch) error {
-		if failing.Load() {
-			return errors.New("spool: write /spool/.tmp123: no space left on device")
-		}
-		return put(b)
-	}
-	e.bot.batch.mu.Unlock()
+	e.failPuts(&failing)
 	lost := series(staff, t0.Add(300*24*time.Hour), 20, "written to a full disk")
 	e.discord.Post(lost...)
 	e.discord.Delete(staff, h[252].ID)   // reconciled by #staff's catch-up
