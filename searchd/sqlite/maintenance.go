@@ -44,6 +44,9 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
+	if err := purgeCopy(ctx, tmp); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -51,6 +54,27 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 		return fmt.Errorf("backup: %w", err)
 	}
 	return syncFile(dir)
+}
+
+// purgeCopy takes out of a backup copy what the live database's keyword
+// index still held of deleted and edited messages until its next purge
+// (PurgeDeleted): VACUUM INTO copies the index's segments as they are.
+func purgeCopy(ctx context.Context, path string) error {
+	copy, err := sql.Open("sqlite", "file:"+path+"?_pragma=secure_delete(1)")
+	if err != nil {
+		return err
+	}
+	defer copy.Close()
+	var last, done int64
+	if err := copy.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'text_changes'),
+		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purged_seq'), 0)`).Scan(&last, &done); err != nil {
+		return err
+	}
+	if last == done {
+		return nil
+	}
+	_, err = copy.ExecContext(ctx, `INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`)
+	return err
 }
 
 // syncFile flushes a file, or a directory's entries, to disk.
