@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -224,14 +225,20 @@ func (b *batcher) run(ctx context.Context) {
 	}
 }
 
-// split cuts a batch into batches of at most n items, in the order
-// searchd applies them: places, messages, deletions, forgotten places.
+// maxBatchBytes bounds a batch's messages in JSON: searchd refuses a body
+// over 8 MiB (docs/api.md), and a thousand messages with long embeds can
+// be.
+const maxBatchBytes = 4 << 20
+
+// split cuts a batch into batches of at most n items (and maxBatchBytes of
+// messages), in the order searchd applies them: places, messages,
+// deletions, forgotten places.
 func split(b *api.MessageBatch, n int) []*api.MessageBatch {
 	out := []*api.MessageBatch{{}}
-	count := 0
+	count, size := 0, 0
 	next := func() *api.MessageBatch { // the batch with room for one more
 		if count == n {
-			out, count = append(out, &api.MessageBatch{}), 0
+			out, count, size = append(out, &api.MessageBatch{}), 0, 0
 		}
 		count++
 		return out[len(out)-1]
@@ -245,8 +252,15 @@ func split(b *api.MessageBatch, n int) []*api.MessageBatch {
 		cur.Channels = append(cur.Channels, c)
 	}
 	for _, m := range b.Messages {
+		// And within searchd's body limit: a batch over it is refused
+		// whole as malformed, with the deletions it carries.
+		j, _ := json.Marshal(m)
+		if size+len(j) > maxBatchBytes && count > 0 {
+			count = n
+		}
 		cur := next()
 		cur.Messages = append(cur.Messages, m)
+		size += len(j)
 	}
 	for _, d := range b.Deletes {
 		cur := next()

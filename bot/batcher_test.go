@@ -1,8 +1,10 @@
 package bot
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +51,40 @@ func TestSplitKeepsOrderAndBound(t *testing.T) {
 
 // An edit that arrives before its message, in one flush, is not undone by
 // the message (issue 24.7); of two edits the later stays.
+// A thousand long messages would pass searchd's body limit, and a batch
+// over it is refused whole, with its deletions: parts stay under
+// maxBatchBytes of messages, in order.
+func TestSplitKeepsBatchesUnderTheBodyLimit(t *testing.T) {
+	long := strings.Repeat("<가>", 1500) // escaped and multi-byte: the JSON is far longer than the text
+	b := &api.MessageBatch{Deletes: []api.ID{1}}
+	for i := range 1000 {
+		b.Messages = append(b.Messages, api.MessageUpsert{ID: api.ID(i + 10), Content: long})
+	}
+	parts := split(b, api.MaxBatchItems)
+	if len(parts) < 2 {
+		t.Fatalf("%d part(s)", len(parts))
+	}
+	next := api.ID(10)
+	for i, p := range parts {
+		j, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(j) > 8<<20 {
+			t.Errorf("part %d is %d bytes, over searchd's 8 MiB", i, len(j))
+		}
+		for _, m := range p.Messages {
+			if m.ID != next {
+				t.Fatalf("part %d: message %d, want %d", i, m.ID, next)
+			}
+			next++
+		}
+	}
+	if last := parts[len(parts)-1]; len(last.Deletes) != 1 {
+		t.Errorf("the deletion is not after the messages: %+v", last.Deletes)
+	}
+}
+
 func TestBatcherKeepsTheLatestEdit(t *testing.T) {
 	at := func(m int) *time.Time { t := time.Date(2025, 1, 1, 0, m, 0, 0, time.UTC); return &t }
 	b := &batcher{maxItems: 100}
