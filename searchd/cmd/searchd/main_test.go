@@ -329,13 +329,14 @@ func TestDoctorBackupForget(t *testing.T) {
 	os.MkdirAll(filepath.Join(data, "bot-spool", "rejected"), 0o700)
 	os.WriteFile(filepath.Join(data, "bot-spool", "rejected", "00000000000000000007.json"), []byte(`{}`), 0o600)
 	os.WriteFile(filepath.Join(data, "bot-spool", api.BotStatusFile), []byte(`{"stopped":"Discord closed the gateway with code 4004, authentication failed"}`), 0o600)
+	os.WriteFile(filepath.Join(data, "dsearch.db.before-restore-20261201T000000Z"), []byte("an old copy"), 0o600)
 	out, err := run(t, "doctor", "--data", data, "--model", filepath.Join(dir, "nomodel"), "--embed-backend", "go",
 		"--ollama-url", dead, "--socket", filepath.Join(dir, "run", "s.sock"))
 	if err == nil {
 		t.Error("doctor passed a broken set-up")
 	}
 	for _, want := range []string{"fix: chmod 700", "does not exist: check --model", "not reachable", "ollama serve", "refused 1 of the bot's batches",
-		"the bot stopped for good: Discord closed the gateway with code 4004"} {
+		"the bot stopped for good: Discord closed the gateway with code 4004", "1 copy of the database beside it (dsearch.db.before-restore-20261201T000000Z)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,6 +212,17 @@ func (m *Main) doctor(ctx context.Context, cfg *Config) []check {
 		}
 	} else {
 		warn("no database yet at %s (searchd import creates it)", dbPath)
+	}
+	// Copies of the database beside it hold message text, deleted and
+	// forgotten messages included, that no purge reaches.
+	kept, _ := filepath.Glob(dbPath + ".before-restore-*")
+	if _, err := os.Stat(dbPath + ".restoring"); err == nil {
+		kept = append(kept, dbPath+".restoring")
+	}
+	if kept = slices.DeleteFunc(kept, func(p string) bool {
+		return strings.HasSuffix(p, "-wal") || strings.HasSuffix(p, "-shm") || strings.HasSuffix(p, "-journal")
+	}); len(kept) > 0 {
+		warn("%s of the database beside it (%s): a restore's, holding what was deleted or forgotten since it was made; delete it once the restored database is what you want", plural(len(kept), "copy", "copies"), filepath.Base(kept[0]))
 	}
 	// The bot's spool (DATA/bot-spool, its default): what waits for searchd.
 	spool := filepath.Join(cfg.Data, "bot-spool")
