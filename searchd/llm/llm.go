@@ -122,7 +122,7 @@ func (c *Client) Name() string { return c.Model }
 
 // ErrEmpty is an empty answer: langchaingo returns "" without an error
 // when a stream is cut off, so an empty answer is a failure.
-var ErrEmpty = errors.New("the model returned an empty answer")
+var ErrEmpty = errors.New("the model returned an empty answer (or one the client cut off: a broken stream, a reply over its limit)")
 
 // Complete runs one chat completion within ctx's deadline.
 func (c *Client) Complete(ctx context.Context, r Request) (string, error) {
