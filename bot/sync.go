@@ -323,11 +323,7 @@ func (b *Bot) botReadsHistory(ch discord.Channel) bool {
 	if err != nil {
 		return true
 	}
-	guild, err := b.state.Guild(c.GuildID)
-	if err != nil {
-		return true
-	}
-	roles, err := b.state.Roles(c.GuildID)
+	guild, roles, _, err := b.guildState(c.GuildID)
 	if err != nil {
 		return true
 	}

@@ -65,15 +65,7 @@ func purgeCopy(ctx context.Context, path string) error {
 		return err
 	}
 	defer copy.Close()
-	var last, done int64
-	if err := copy.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'text_changes'),
-		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purged_seq'), 0)`).Scan(&last, &done); err != nil {
-		return err
-	}
-	if last == done {
-		return nil
-	}
-	_, err = copy.ExecContext(ctx, `INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`)
+	_, err = purgeKeywords(ctx, copy, false)
 	return err
 }
 

@@ -59,12 +59,9 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 	if err := read("deleted_channels", `SELECT channel_id, deleted_at FROM deleted_channels`, &f.channels); err != nil {
 		return f, err
 	}
-	var version [][2]int64
-	if err := read("meta", `SELECT CAST(value AS INTEGER), 0 FROM meta WHERE key = 'index_version'`, &version); err != nil {
+	// Every schema has meta's index_version (migration 0003 on).
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version'), 0)`).Scan(&f.version); err != nil {
 		return f, err
-	}
-	if len(version) == 1 {
-		f.version = version[0][0]
 	}
 	return f, read("tombstones", `SELECT message_id, deleted_at FROM tombstones`, &f.tombstones)
 }

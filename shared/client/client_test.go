@@ -15,17 +15,25 @@ import (
 	"dsearch/shared/api"
 )
 
-func TestErrorsAndFixedHost(t *testing.T) {
+// listen is a Unix socket in a private directory of its own (short: a
+// socket's path is limited to ~100 bytes), for a fake searchd.
+func listen(t *testing.T) (string, net.Listener) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "dc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "s.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, ln
+}
+
+func TestErrorsAndFixedHost(t *testing.T) {
+	path, ln := listen(t)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Host != "searchd.sock" {
 			t.Errorf("host %q", r.Host)
@@ -60,7 +68,7 @@ func TestErrorsAndFixedHost(t *testing.T) {
 	if _, err := c.http.Get("http://example.com/"); err == nil || !strings.Contains(err.Error(), "refusing to dial") {
 		t.Errorf("other host: %v", err)
 	}
-	if _, err := New(filepath.Join(dir, "none.sock")).Health(ctx); err == nil || !strings.Contains(err.Error(), "not reachable") {
+	if _, err := New(filepath.Join(filepath.Dir(path), "none.sock")).Health(ctx); err == nil || !strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("dead socket: %v", err)
 	}
 }
@@ -83,16 +91,7 @@ func TestIDJSON(t *testing.T) {
 // directory others may enter. Tests run as one user, so "another user"
 // is the client expecting another UID than the socket's.
 func TestRefusesUntrustedDaemon(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, ln := listen(t)
 	var asked int
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked++
@@ -111,14 +110,14 @@ func TestRefusesUntrustedDaemon(t *testing.T) {
 	if _, err := c.PostMessages(ctx, &api.MessageBatch{}); err == nil {
 		t.Error("sent a batch to another user's daemon")
 	}
-	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(path), 0o755)
 	if _, err := New(path).Health(ctx); err == nil || !strings.Contains(err.Error(), "must not be group or world accessible") {
 		t.Errorf("open directory: %v", err)
 	}
 	if asked != 0 {
 		t.Errorf("the untrusted daemon was asked %d times", asked)
 	}
-	os.Chmod(dir, 0o700)
+	os.Chmod(filepath.Dir(path), 0o700)
 	if _, err := New(path).Health(ctx); err != nil || asked != 1 {
 		t.Errorf("our own daemon: %v (asked %d)", err, asked)
 	}
@@ -129,16 +128,7 @@ func TestRefusesUntrustedDaemon(t *testing.T) {
 // request's URL, whose q is what was searched: a message's text for
 // "Find related conversations", and the bot logs the error.
 func TestTransportErrorsHoldNoQueryText(t *testing.T) {
-	dir, err := os.MkdirTemp("", "dc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, ln := listen(t)
 	hang := make(chan struct{})
 	defer close(hang)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +141,7 @@ func TestTransportErrorsHoldNoQueryText(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	_, err = New(path).Search(context.Background(), url.Values{"q": {"my secret diagnosis"}})
+	_, err := New(path).Search(context.Background(), url.Values{"q": {"my secret diagnosis"}})
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "/v1/search") {
 		t.Errorf("a dropped connection: %v, want an error naming the route and not the query", err)
 	}
