@@ -32,6 +32,7 @@ type Matrix struct {
 	rows  map[int64][]int // a segment's rows, in window order
 	// windowed are the segments with several windows.
 	windowed map[int64]bool
+	sk       *sketches // from sketchRows rows on (sketch.go)
 }
 
 // Window is a vector of the messages of a segment from First on.
@@ -111,6 +112,12 @@ func (m *Matrix) addLocked(id int64, first int, vec []float32) {
 		m.multi[rows[0]] = true
 		m.windowed[id] = true
 	}
+	switch {
+	case m.sk != nil:
+		m.sk.bits = m.sk.appendRow(m.sk.bits, q, scale)
+	case len(m.ids) >= sketchRows:
+		m.sketchAll()
+	}
 }
 
 // quantize maps v to int8 with the scale that restores it.
@@ -157,9 +164,15 @@ func (m *Matrix) removeRows(rows []int) {
 			copy(m.data[r*m.dim:(r+1)*m.dim], m.data[last*m.dim:])
 			other := m.rows[moved]
 			other[slices.Index(other, last)] = r
+			if m.sk != nil {
+				m.sk.moveRow(r, last)
+			}
 		}
 		m.ids, m.first, m.scale, m.multi = m.ids[:last], m.first[:last], m.scale[:last], m.multi[:last]
 		m.data = m.data[:last*m.dim]
+		if m.sk != nil {
+			m.sk.truncate(last)
+		}
 	}
 }
 

@@ -82,8 +82,9 @@ func (m *Matrix) TopKSpreadWithin(q []float32, k int, allow, within func(int64) 
 	return m.scan(q, k, allow, within, true)
 }
 
-// scan is the exact scan: the top k among allow, and over within (allow
-// itself unless apart) the spread and, if apart, the two most similar.
+// scan is the top k among allow, and over within (allow itself unless
+// apart) the spread and, if apart, the two most similar: exact, or from
+// sketches first in a large matrix (sketch.go).
 func (m *Matrix) scan(q []float32, k int, allow, within func(int64) bool, apart bool) ([]Scored, Spread, []Scored) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -91,6 +92,9 @@ func (m *Matrix) scan(q []float32, k int, allow, within func(int64) bool, apart 
 		return nil, Spread{}, nil
 	}
 	q8, qscale := quantize(q)
+	if m.sk != nil && len(m.ids) >= sketchRows {
+		return m.sketchScan(q, q8, qscale, k, allow, within, apart)
+	}
 	score := func(r int) float32 { return m.score(q8, qscale, r) }
 	// A segment with several windows competes once, with its best.
 	best := map[int64]int{}
