@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"slices"
+
 	"github.com/diamondburned/arikawa/v3/discord"
 	"github.com/diamondburned/arikawa/v3/gateway"
 
@@ -38,6 +40,7 @@ func (b *Bot) addHandlers() {
 			chans = append(chans, channel(&e.Threads[i]))
 		}
 		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
+		b.replaceRoles(e.ID, e.Roles)
 		go b.registerCommands(e.ID)
 		// Also after an outage of the guild (same session, nothing sent
 		// meanwhile): its channels have a gap until their catch-up.
@@ -123,4 +126,21 @@ func (b *Bot) message(m *discord.Message, member *discord.Member) {
 		return // our own answers would echo other messages into the index
 	}
 	b.batch.message(upsert(m, member))
+}
+
+// replaceRoles makes the state's roles of guild g the ones a GUILD_CREATE
+// gave. arikawa keeps a role it already holds (RoleSet without update)
+// and a GUILD_DELETE leaves the guild's roles, so a guild back from an
+// outage, or the bot added to it again, in one session kept the
+// permissions of before, and members were given channels by them.
+func (b *Bot) replaceRoles(g discord.GuildID, roles []discord.Role) {
+	held, _ := b.state.Roles(g)
+	for _, r := range held {
+		if !slices.ContainsFunc(roles, func(x discord.Role) bool { return x.ID == r.ID }) {
+			b.state.RoleRemove(g, r.ID)
+		}
+	}
+	for i := range roles {
+		b.state.RoleSet(g, &roles[i], true)
+	}
 }

@@ -3,6 +3,7 @@ package bot
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/diamondburned/arikawa/v3/discord"
 
@@ -100,6 +101,11 @@ func channelPermissions(g *discord.Guild, ch *discord.Channel, member *discord.M
 	if !perms.Has(discord.PermissionViewChannel) {
 		return 0
 	}
+	// A timed-out member keeps only these two (Discord's "Permissions for
+	// Timed Out Members"): not Connect, which a voice chat's text takes.
+	if until := member.CommunicationDisabledUntil; until.IsValid() && until.Time().After(time.Now()) {
+		perms &= discord.PermissionViewChannel | discord.PermissionReadMessageHistory
+	}
 	return perms
 }
 
@@ -159,8 +165,13 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 	}
 	shared := []api.ID{}
 	if ch, err := b.state.Channel(here); err == nil && ch.Type == discord.GuildPrivateThread {
-		// The asker is in it; its readers are its members.
-		shared = append(shared, api.ID(here))
+		// The asker is in it; its readers are its members, who read its
+		// past by the parent's Read Message History, as the asker must:
+		// only if all of them may does the answer show it.
+		if i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == ch.ParentID }); i >= 0 &&
+			mayRead(g, &chans[i], member, roles) && viewersReadHistory(g, &chans[i], roles) {
+			shared = append(shared, api.ID(here))
+		}
 	}
 	for _, id := range readable {
 		if discord.ChannelID(id) == scope {
@@ -181,8 +192,13 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 
 // everyoneReads reports whether every member of the server may read ch:
 // a member with no role and no overwrite of their own may, and no role or
-// member overwrite takes a reading permission away from anyone.
+// member overwrite takes a reading permission away from anyone. Never a
+// voice or stage channel's chat, which takes Connect: any member may be
+// timed out, and then may not connect.
 func everyoneReads(g *discord.Guild, ch *discord.Channel, roles []discord.Role) bool {
+	if readPermissionsIn(ch).Has(discord.PermissionConnect) {
+		return false
+	}
 	for _, o := range ch.Overwrites {
 		if o.ID != discord.Snowflake(g.ID) && o.Deny&readPermissionsIn(ch) != 0 {
 			return false

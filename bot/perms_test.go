@@ -117,9 +117,11 @@ func TestVoiceChatTakesConnect(t *testing.T) {
 		if everyoneReads(&g, &ch, roles) {
 			t.Errorf("%v: a locked voice chat counts as read by everyone (public answers)", kind)
 		}
+		// Open, it is read by a member with no role, but not by everyone:
+		// a timed-out member may not connect.
 		open := discord.Channel{ID: 41, Type: kind}
-		if !mayRead(&g, &open, &newcomer, roles) || !everyoneReads(&g, &open, roles) {
-			t.Errorf("%v: an open voice chat is not read by everyone", kind)
+		if !mayRead(&g, &open, &newcomer, roles) || everyoneReads(&g, &open, roles) {
+			t.Errorf("%v: an open voice chat is not read by a newcomer, or counts as read by everyone", kind)
 		}
 	}
 	// A text channel does not ask for CONNECT.
@@ -186,5 +188,32 @@ func TestBackfillSkipsVoiceChatWithoutConnect(t *testing.T) {
 	}
 	if calls := e.discord.Calls("GET", "/channels/2100/messages"); len(calls) > 0 {
 		t.Errorf("the voice channel the bot cannot connect to was asked for %d pages", len(calls))
+	}
+}
+
+// A timed-out member loses every permission but View Channel
+// and Read Message History (Discord's documentation, "Permissions for
+// Timed Out Members"), Connect included, and the bot holds that reading
+// a voice or stage channel's chat takes Connect (readPermissionsIn,
+// TestVoiceChatTakesConnect). channelPermissions never looks at
+// communication_disabled_until, so a timed-out member's searches still
+// cover voice chats Discord would not show them, and an open voice chat
+// still counts as read by everyone for a public answer, which reaches
+// timed-out readers of the channel it is posted in.
+func TestTimedOutMemberCannotConnect(t *testing.T) {
+	const guild, member = 10, 20
+	g := discord.Guild{ID: guild, OwnerID: 30}
+	roles := []discord.Role{{ID: guild, Permissions: readPermissions | discord.PermissionConnect | discord.PermissionSendMessages}}
+	timedOut := discord.Member{User: discord.User{ID: member},
+		CommunicationDisabledUntil: discord.NewTimestamp(time.Now().Add(24 * time.Hour))}
+	for _, kind := range []discord.ChannelType{discord.GuildVoice, discord.GuildStageVoice} {
+		ch := discord.Channel{ID: 40, Type: kind}
+		if p := channelPermissions(&g, &ch, &timedOut, roles); p.Has(discord.PermissionConnect) || mayRead(&g, &ch, &timedOut, roles) {
+			t.Errorf("%v: a timed-out member has %v and may read its chat", kind, p)
+		}
+	}
+	text := discord.Channel{ID: 42, Type: discord.GuildText}
+	if !mayRead(&g, &text, &timedOut, roles) {
+		t.Error("a timed-out member may no longer read a text channel (they keep View and History)")
 	}
 }

@@ -360,3 +360,109 @@ func TestPublicAnswerInAChannelSomeViewWithoutHistory(t *testing.T) {
 		t.Errorf("alice's own answer from #staff: %s", embedText(edit))
 	}
 }
+
+// A public answer posted inside a private thread shows the thread's past
+// only if its readers may read history.
+// Threads take their permissions from the parent: a member who may view
+// #general but not read its history sees only the new messages of a private
+// thread they are in (Discord's Get Channel Messages refuses them the past).
+// publicFilter added the private thread unconditionally ("the asker is in
+// it"), where for a channel it asks viewersReadHistory.
+func TestPublicAnswerInPrivateThreadNeedsHistory(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	const hidden = discord.ChannelID(2100)
+	e.discord.CreateChannel(discord.Channel{ID: hidden, Type: discord.GuildPrivateThread, Name: "party", ParentID: general})
+	secret := message(hidden, user(alice, "alice"), t0.Add(200*24*time.Hour), "the surprise party for carol is on friday")
+	e.discord.Post(secret)
+	e.waitStored("the private thread's message", secret)
+
+	// #general: bob (a member of the private thread, added after the
+	// message was written) may view it but not read its history.
+	gen := fakeGuild().Channels[1]
+	gen.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(bob), Type: discord.OverwriteMember, Deny: discord.PermissionReadMessageHistory}}
+	e.discord.UpdateChannel(gen)
+	waitFor(t, "the bot's state to see the overwrite", func() bool {
+		c, err := e.bot.state.Channel(general)
+		return err == nil && len(c.Overwrites) == 1
+	})
+	m, _ := e.discord.Member(bob)
+	g, roles, chans, _ := e.bot.guildState(guildID)
+	for i := range chans {
+		if chans[i].ID == general && mayRead(g, &chans[i], &m, roles) {
+			t.Fatal("test set-up: bob still reads #general's history")
+		}
+	}
+
+	// (a) bob himself asks, publicly, inside the thread: he gets the
+	// thread's past, which Discord would not show him.
+	_, edit, _ := e.interactionIn(hidden, bob, 2, query("surprise party", public(true)))
+	if text := embedText(edit); strings.Contains(text, "on friday") {
+		t.Errorf("bob, without Read Message History on the parent, got the private thread's past: %s", text)
+	}
+	// (b) alice (who reads everything) asks publicly inside it: bob, a
+	// member of the thread without history, sees the answer posted there.
+	_, edit, _ = e.interactionIn(hidden, alice, 2, query("surprise party", public(true)))
+	if text := embedText(edit); strings.Contains(text, "on friday") {
+		t.Errorf("a public answer inside a private thread some members read without history shows its past: %s", text)
+	}
+}
+
+// guildCreateWith is the GUILD_CREATE Discord sends for the fake guild,
+// with roles as given: what Discord sends when a guild comes back from an
+// outage, or when the bot is added to it again, after its roles changed
+// while the bot was not told.
+func guildCreateWith(roles []discord.Role) map[string]any {
+	fg := fakeGuild()
+	g := fg.Guild
+	g.Roles = roles
+	b, _ := json.Marshal(g)
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	var chans, threads []discord.Channel
+	for _, c := range fg.Channels {
+		c.GuildID = g.ID
+		if isThread(c.Type) {
+			threads = append(threads, c)
+		} else {
+			chans = append(chans, c)
+		}
+	}
+	out["channels"], out["threads"], out["members"] = chans, threads, fg.Members
+	out["joined_at"], out["member_count"], out["large"] = time.Now().UTC().Format(time.RFC3339), len(fg.Members), false
+	out["voice_states"], out["presences"] = []any{}, []any{}
+	return out
+}
+
+// arikawa v3.6.0 stores a GUILD_CREATE's roles with
+// RoleSet(update=false), which keeps a role it already holds, and a
+// GUILD_DELETE removes only the guild, never its roles. So a guild that
+// comes back from an outage (or re-adds the bot) within one gateway
+// session keeps the role permissions the bot saw before: changes Discord
+// reports only through that GUILD_CREATE are lost, and the bot computes
+// members' channels from permissions the server no longer grants.
+func TestRolesReplacedWhenTheGuildComesBack(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	// Discord: the guild is unavailable; meanwhile @everyone loses every
+	// permission (the server is locked down to a role bob does not have);
+	// the guild comes back with its GUILD_CREATE.
+	e.discord.GuildOutage()
+	waitFor(t, "the outage", func() bool { _, err := e.bot.state.Guild(guildID); return err != nil })
+	roles := fakeGuild().Guild.Roles
+	roles[0].Permissions = 0 // @everyone
+	e.discord.Dispatch("GUILD_CREATE", guildCreateWith(roles))
+	waitFor(t, "the guild back", func() bool { _, err := e.bot.state.Guild(guildID); return err == nil })
+	time.Sleep(200 * time.Millisecond)
+
+	r, _ := e.bot.state.Role(guildID, discord.RoleID(guildID))
+	m, _ := e.discord.Member(bob)
+	ids, err := e.bot.readableChannels(guildID, &m)
+	if len(ids) != 0 {
+		t.Errorf("after GUILD_CREATE with @everyone at 0, the bot's state has @everyone at %v and bob may read %v (%v)", r.Permissions, ids, err)
+	}
+	_, edit, _ := e.interaction(bob, 2, query("boiler"))
+	if text := embedText(edit); strings.Contains(text, "boiler broke") {
+		t.Errorf("bob, who may read no channel now, got #general's history: %s", text)
+	}
+}
