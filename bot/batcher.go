@@ -153,6 +153,9 @@ func (b *batcher) flush() {
 			refused += part.Items()
 			for _, m := range part.Messages {
 				lost[discord.ChannelID(m.ChannelID)] = discord.GuildID(m.GuildID)
+				// At once: a later part the spool takes must not move the
+				// channel's mark past this one's messages.
+				b.marks.gap(discord.ChannelID(m.ChannelID))
 				if m.EditedAt != nil {
 					kept.Messages = append(kept.Messages, m)
 				}

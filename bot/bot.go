@@ -114,6 +114,10 @@ type Bot struct {
 	gapped          chan struct{}
 	lostMu          sync.Mutex
 	lost            map[discord.ChannelID]discord.GuildID
+	// noAccess are the channels the bot could not read when last asked
+	// (recheckAccess).
+	accessMu sync.Mutex
+	noAccess map[discord.ChannelID]bool
 
 	// present carries the guilds each READY lists, for forgetLeftGuilds
 	// (the newest list wins).
@@ -160,7 +164,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		cfg: cfg, log: cfg.Log, state: st,
 		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
 		queued: make(chan struct{}, 1), listingAttempts: map[discord.GuildID]int{}, retryQueue: make(chan retry), gapped: make(chan struct{}, 1), present: make(chan []discord.GuildID, 1),
-		lost: map[discord.ChannelID]discord.GuildID{}, commands: map[discord.GuildID]bool{},
+		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, commands: map[discord.GuildID]bool{},
 	}
 	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }

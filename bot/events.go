@@ -27,6 +27,7 @@ func (b *Bot) addHandlers() {
 		b.noteStatus(b.status.update(func(s *api.BotStatus) { s.Stopped, s.StoppedAt = "", nil }))
 	})
 	b.state.AddSyncHandler(func(e *gateway.ResumedEvent) { b.log.Info("gateway session resumed") })
+	b.addAccessHandlers()
 	b.state.AddSyncHandler(func(e *gateway.GuildCreateEvent) {
 		if !b.allowed(e.ID) {
 			b.log.Info("guild not in the allowlist; ignored", "guild", e.ID)
@@ -50,6 +51,7 @@ func (b *Bot) addHandlers() {
 		for i := range e.Threads {
 			b.marks.gap(e.Threads[i].ID)
 		}
+		b.recheckAccess(e.ID)
 		b.queueBackfill(e.ID) // the catch-up always; history with --backfill
 	})
 	place := func(c *discord.Channel) {

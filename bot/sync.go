@@ -344,13 +344,14 @@ func (b *Bot) reconcileAfter(ctx context.Context, ch discord.Channel, msgs []dis
 func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []discord.Message, from, upTo discord.MessageID) error {
 	batch := &api.MessageBatch{Messages: make([]api.MessageUpsert, 0, len(msgs))}
 	onDiscord := map[api.ID]bool{}
+	me, _ := b.state.Me()
 	for i := range msgs {
 		if msgs[i].GuildID == 0 {
 			msgs[i].GuildID = ch.GuildID // REST pages leave it out
 		}
 		onDiscord[api.ID(msgs[i].ID)] = true
-		if !msgs[i].Author.ID.IsValid() {
-			continue
+		if !msgs[i].Author.ID.IsValid() || me != nil && msgs[i].Author.ID == me.ID {
+			continue // our own answers echo other messages (Bot.message)
 		}
 		batch.Messages = append(batch.Messages, upsert(&msgs[i], nil))
 	}
@@ -372,6 +373,9 @@ func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []dis
 		lo = stored.IDs[len(stored.IDs)-1] + 1
 	}
 	if len(batch.Deletes) > 0 {
+		if err := b.confirmDeleted(ctx, ch.ID, discord.MessageID(batch.Deletes[len(batch.Deletes)-1])); err != nil {
+			return err
+		}
 		b.log.Info("reconcile: messages deleted on Discord", "channel", ch.ID, "count", len(batch.Deletes))
 	}
 	for _, part := range split(batch, api.MaxBatchItems) {

@@ -64,7 +64,10 @@ type Discord struct {
 	changed  chan struct{}
 	faults   []*fault
 	removed  bool // the bot was removed from the guild
-	offline  bool // the gateway refuses connections
+	// outageAtIdentify: a new session's READY lists the guild as
+	// unavailable and no GUILD_CREATE follows (a guild outage).
+	outageAtIdentify bool
+	offline          bool // the gateway refuses connections
 
 	// The gateway session: its ID, its sequence and its events (kept for
 	// RESUME), how often the bot identified and resumed.
@@ -316,6 +319,24 @@ func (d *Discord) RemoveBot() {
 	d.dispatch("GUILD_DELETE", map[string]any{"id": d.guild.Guild.ID})
 }
 
+// AddBot adds the bot back to the guild after RemoveBot (invited
+// again): its routes answer again and GUILD_CREATE is dispatched.
+func (d *Discord) AddBot() {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.removed = false
+	d.dispatch("GUILD_CREATE", d.guildCreate())
+}
+
+// OutageAtIdentify makes new sessions see the guild unavailable: READY
+// lists it with "unavailable" and no GUILD_CREATE follows.
+func (d *Discord) OutageAtIdentify(on bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.outageAtIdentify = on
+}
+
 // GuildOutage makes the guild unavailable (a Discord outage): GUILD_DELETE
 // with "unavailable": true, and nothing of it is dispatched until
 // GuildBack sends its GUILD_CREATE again.
@@ -504,6 +525,8 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 404, map[string]any{"message": "Unknown Channel", "code": 10003})
 	case r.Method == "GET" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		d.messagesPage(w, r, parts[1])
+	case r.Method == "GET" && len(parts) == 4 && parts[0] == "channels" && parts[2] == "messages":
+		d.oneMessage(w, parts[1], parts[3])
 	case r.Method == "GET" && len(parts) == 4 && parts[0] == "guilds" && parts[2] == "members":
 		id, _ := discord.ParseSnowflake(parts[3])
 		if m, ok := d.Member(discord.UserID(id)); ok {
@@ -560,6 +583,26 @@ func (d *Discord) failed(w http.ResponseWriter, r *http.Request) bool {
 
 // messagesPage serves GET /channels/{id}/messages like Discord: at most
 // limit (≤ 100) messages, newest first, before or after a message.
+// oneMessage answers Get Channel Message as Discord does: 403 without View
+// Channel or Read Message History, 404 for a message it does not have.
+func (d *Discord) oneMessage(w http.ResponseWriter, channel, message string) {
+	ch, _ := discord.ParseSnowflake(channel)
+	id, _ := discord.ParseSnowflake(message)
+	if !d.botPermissions(discord.ChannelID(ch)).Has(discord.PermissionViewChannel | discord.PermissionReadMessageHistory) {
+		writeJSON(w, 403, map[string]any{"message": "Missing Access", "code": 50001})
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range d.messages[discord.ChannelID(ch)] {
+		if discord.Snowflake(m.ID) == id {
+			writeJSON(w, 200, m)
+			return
+		}
+	}
+	writeJSON(w, 404, map[string]any{"message": "Unknown Message", "code": 10008})
+}
+
 func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel string) {
 	q := r.URL.Query()
 	limit, err := strconv.Atoi(q.Get("limit"))
@@ -756,7 +799,7 @@ func (d *Discord) identify() error {
 		"resume_gateway_url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway",
 		"guilds":             guilds, "private_channels": []any{},
 		"application": map[string]any{"id": d.App, "flags": 0}})
-	if !d.removed {
+	if !d.removed && !d.outageAtIdentify {
 		d.dispatch("GUILD_CREATE", d.guildCreate())
 	}
 	select {

@@ -1,0 +1,81 @@
+package bot
+
+import (
+	"context"
+	"errors"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/gateway"
+	"github.com/diamondburned/arikawa/v3/utils/httputil"
+)
+
+// Discord sends no event of a channel the bot may not view. So while the
+// bot may not read a channel, the channel has a gap, and when it may
+// again, a catch-up from its mark fetches what was written meanwhile: a
+// live message would otherwise move the mark past it, for good.
+func (b *Bot) addAccessHandlers() {
+	b.state.AddSyncHandler(func(e *gateway.ChannelUpdateEvent) { b.recheckAccess(e.GuildID) })
+	b.state.AddSyncHandler(func(e *gateway.GuildRoleCreateEvent) { b.recheckAccess(e.GuildID) })
+	b.state.AddSyncHandler(func(e *gateway.GuildRoleUpdateEvent) { b.recheckAccess(e.GuildID) })
+	b.state.AddSyncHandler(func(e *gateway.GuildRoleDeleteEvent) { b.recheckAccess(e.GuildID) })
+	b.state.AddSyncHandler(func(e *gateway.GuildMemberUpdateEvent) {
+		if me, err := b.state.Me(); err == nil && e.User.ID == me.ID {
+			b.recheckAccess(e.GuildID)
+		}
+	})
+}
+
+// recheckAccess notes the channels of guild g the bot may no longer read
+// (each gets a gap) and those it may read again (each is caught up).
+func (b *Bot) recheckAccess(g discord.GuildID) {
+	if !b.allowed(g) {
+		return
+	}
+	chans, err := b.state.Channels(g)
+	if err != nil {
+		return
+	}
+	regained := map[discord.ChannelID]discord.GuildID{}
+	b.accessMu.Lock()
+	for _, ch := range chans {
+		if ch.Type == discord.GuildCategory {
+			continue
+		}
+		switch reads := b.botReadsHistory(ch); {
+		case !reads && !b.noAccess[ch.ID]:
+			b.noAccess[ch.ID] = true
+			b.marks.gap(ch.ID)
+		case reads && b.noAccess[ch.ID]:
+			delete(b.noAccess, ch.ID)
+			regained[ch.ID] = g
+		}
+	}
+	b.accessMu.Unlock()
+	if len(regained) > 0 {
+		b.log.Info("the bot may read channels again; catching them up", "guild", g, "channels", len(regained))
+		b.markLost(regained)
+	}
+}
+
+// errPageDisagrees: a page lacks a message Discord still has.
+var errPageDisagrees = errors.New("Discord's page lacks a message it still has (its permissions changed meanwhile?); nothing deleted, trying again later")
+
+// confirmDeleted asks Discord for one of the stored messages a page says
+// are gone before they are deleted for good. A page answered while the
+// bot's permissions changed says nothing of what was there (without Read
+// Message History, Discord answers an empty page, not 403), and the
+// gateway's state, which botReadsHistory reads, may not have the change
+// yet (a moment, or the whole time the gateway reconnects).
+func (b *Bot) confirmDeleted(ctx context.Context, ch discord.ChannelID, id discord.MessageID) error {
+	_, err := b.state.Client.WithContext(ctx).Message(ch, id)
+	var he *httputil.HTTPError
+	switch {
+	case err == nil:
+		return errPageDisagrees
+	case errors.As(err, &he) && he.Code == 10008: // Unknown Message
+		return nil
+	case errors.As(err, &he) && he.Status == 403:
+		return errNoHistory
+	}
+	return err
+}
