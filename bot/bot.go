@@ -223,6 +223,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	run(func(ctx context.Context) { b.spool.Run(ctx, b.post) })
 	run(b.batch.run)
 	run(b.backfillLoop)
+	run(b.leaveOutOwnMessages)
 	err := b.gateway(ctx)
 	b.active.Wait() // interactions in flight finish their replies
 	cancel()

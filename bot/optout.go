@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"strings"
+	"time"
 
 	dapi "github.com/diamondburned/arikawa/v3/api"
 	"github.com/diamondburned/arikawa/v3/discord"
@@ -98,4 +99,31 @@ func (b *Bot) optIn(ctx context.Context, e *gateway.InteractionCreateEvent) (*re
 		return nil, err
 	}
 	return &reply{content: l.say("optedIn")}, nil
+}
+
+// leaveOutOwnMessages opts the bot itself out of the index, once: its
+// answers echo other members' messages (an LLM's summary of them), which
+// must not outlive their deletion or opt-out. It skips them live and in
+// pages; this forgets those stored before it did, and keeps out those an
+// export brings.
+func (b *Bot) leaveOutOwnMessages(ctx context.Context) {
+	for wait := time.Second; ; wait = min(2*wait, maxRetryWait) {
+		if me, err := b.state.Me(); err == nil {
+			st, err := b.searchd.OptOutStatus(ctx, api.ID(me.ID))
+			if err == nil && !st.OptedOut {
+				st, err = b.searchd.OptOut(ctx, api.ID(me.ID))
+				if err == nil && st.Forgotten > 0 {
+					b.log.Info("forgot the bot's own answers stored before", "messages", st.Forgotten)
+				}
+			}
+			if err == nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
 }
