@@ -56,7 +56,9 @@ func DecodeCursor(s string, c interface{ Head() *Cursor }, version int64, finger
 	case h.Offset <= 0 || len(h.Shown) > min(h.Offset, MaxShown):
 		return fmt.Errorf("cursor offset %d is out of range", h.Offset)
 	case h.Version < version:
-		return fmt.Errorf("messages were added, edited or deleted since this cursor was made (%d changes); start again without it", version-h.Version)
+		// No count: it would tell a member how busy channels they cannot
+		// read are (the version moves with every channel's changes).
+		return errors.New("messages were added, edited or deleted since this cursor was made; start again without it")
 	case h.Version != version:
 		return errors.New("the database was replaced since this cursor was made; start again without it")
 	}

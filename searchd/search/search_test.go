@@ -261,7 +261,7 @@ func TestCursor(t *testing.T) {
 	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{m(11, general, bob, 50*time.Hour, "the end")}}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
 	}
-	bad("new data", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor}, "messages were added, edited or deleted since this cursor was made (1 changes)")
+	bad("new data", Request{Query: "the", Mode: Lexical, Limit: 2, Cursor: p1.NextCursor}, "messages were added, edited or deleted since this cursor was made; start again")
 }
 
 func TestLimits(t *testing.T) {
