@@ -190,3 +190,30 @@ func TestMarkNeverPassesRefusedMessages(t *testing.T) {
 		t.Errorf("the mark moved to %d, past the %d messages the spool refused (from %d)", mark, 1000, firstRefused)
 	}
 }
+
+// A --reconcile run while a server is unavailable (a Discord outage:
+// READY lists it unavailable and its GUILD_CREATE does not come within
+// waitGuilds' minute) skips that server without a word: it reports
+// success, exits 0 and removes its progress file, so the operator
+// believes every deletion made while the bot was away was found.
+func TestReconcileDuringGuildOutageSaysSo(t *testing.T) {
+	defer func(w time.Duration) { guildWait = w }(guildWait)
+	guildWait = 2 * time.Second
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.discord.Remove(general, h[10].ID) // deleted while the bot was away, far back
+	e.discord.OutageAtIdentify(true)
+	var out strings.Builder
+	err := Reconcile(context.Background(), e.cfg, &out)
+	t.Logf("reconcile: err=%v\n%s", err, &out)
+	if err == nil && e.stored(h[10].ID) {
+		t.Errorf("--reconcile succeeded, yet the server it could not see keeps a message deleted on Discord")
+	}
+	if !strings.Contains(out.String(), "unavailable on Discord") {
+		t.Errorf("--reconcile did not name the server it could not see:\n%s", &out)
+	}
+}

@@ -79,7 +79,7 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 		return fmt.Errorf("discord gateway: %w", err)
 	}
 	defer st.Close()
-	guilds, err := b.waitGuilds(ctx)
+	guilds, unavailable, err := b.waitGuilds(ctx)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,12 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 		return writeFileAtomic(path, data)
 	}
-	failed := 0
+	// A server still unavailable (a Discord outage) is not covered: the
+	// run says so and fails, its progress kept, so that it is run again.
+	failed := len(unavailable)
+	for _, g := range unavailable {
+		fmt.Fprintf(out, "server %s: unavailable on Discord (an outage?); not reconciled, run again to cover it\n", g)
+	}
 	var present []discord.GuildID
 	for _, g := range b.state.Ready().Guilds {
 		present = append(present, g.ID)
@@ -148,7 +153,7 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d channels not reconciled; run dsearch-bot --reconcile again to go on", failed)
+		return fmt.Errorf("%d channels or servers not reconciled; run dsearch-bot --reconcile again to go on", failed)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -158,13 +163,13 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 }
 
 // waitGuilds waits until the gateway has delivered every allowed guild
-// READY named.
-func (b *Bot) waitGuilds(ctx context.Context) ([]discord.GuildID, error) {
+// READY named, for guildWait at most: missing are those it has not (a
+// Discord outage).
+func (b *Bot) waitGuilds(ctx context.Context) (have, missing []discord.GuildID, err error) {
 	want := b.state.Ready().Guilds
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(guildWait)
 	for {
-		var have []discord.GuildID
-		missing := 0
+		have, missing = nil, nil
 		for _, g := range want {
 			if !b.allowed(g.ID) {
 				continue
@@ -172,19 +177,22 @@ func (b *Bot) waitGuilds(ctx context.Context) ([]discord.GuildID, error) {
 			if _, err := b.state.Cabinet.Guild(g.ID); err == nil {
 				have = append(have, g.ID)
 			} else {
-				missing++
+				missing = append(missing, g.ID)
 			}
 		}
-		if missing == 0 || time.Now().After(deadline) {
-			return have, nil
+		if len(missing) == 0 || time.Now().After(deadline) {
+			return have, missing, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
+
+// guildWait is how long --reconcile waits for the servers READY listed.
+var guildWait = time.Minute
 
 // reconcileChannel pages back through a channel's whole history from
 // its cursor, reconciling each page and saving the cursor after it.
