@@ -2,10 +2,14 @@ package bot
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"dsearch/bot/discordtest"
 	"dsearch/shared/api"
 )
 
@@ -72,4 +76,67 @@ func removedWhileAway(t *testing.T) *env {
 	}
 	e.discord.RemoveBot()
 	return e
+}
+
+// The bot is removed from the server while a page of #general's history
+// is in flight (the first sync of a large server takes hours). The
+// GUILD_DELETE's forget_guilds reaches searchd first; the page, posted
+// after it, stores the guild's messages again: only messages stored at
+// the forget got tombstones, and nothing keeps a left guild out (deleted
+// channels have deleted_channels; guilds have nothing). They stay served
+// until the next new session's forgetLeftGuilds.
+func TestGuildLeftDuringAPage(t *testing.T) {
+	var d *discordtest.Discord
+	var once sync.Once
+	e := setup(t, func(dd *discordtest.Discord) { d = dd }, func(c *Config) {
+		c.Transport = hookRT{c.Transport, func(r *http.Request) {
+			if r.Method == "GET" && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/channels/%d/messages", general)) {
+				once.Do(func() {
+					d.RemoveBot()
+					time.Sleep(time.Second) // the forget goes through the spool first
+				})
+			}
+		}}
+	})
+	waitFor(t, "the guild's forget", func() bool { return strings.Contains(e.log.String(), "the bot was removed from a server") })
+	time.Sleep(2 * time.Second) // the page in flight, and whatever follows it
+	st, err := e.c.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Messages != 0 {
+		t.Errorf("%d messages of the server the bot was removed from are stored and served", st.Messages)
+	}
+	if r, err := e.c.Search(context.Background(), map[string][]string{"q": {"weather"}, "mode": {"lexical"}}); err == nil && len(r.Results) > 0 {
+		t.Errorf("search still finds the left server's messages: %d results", len(r.Results))
+	}
+}
+
+// The bot is removed from a server and invited back (an accidental kick,
+// a moderator's mistake). GUILD_DELETE forgot the server with tombstones
+// for every message, so nothing written before the kick comes back, not
+// from the catch-up, a backfill, --reconcile or an import; the marks and
+// the "complete" backfill checkpoints also survive the forget, so the
+// history pass does not even ask.
+func TestGuildAddedBackComesBack(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	e.discord.RemoveBot()
+	waitFor(t, "the guild forgotten", func() bool {
+		st, err := e.c.Stats(context.Background())
+		return err == nil && st.Messages == 0
+	})
+	e.discord.AddBot()
+	waitFor(t, "the backfill after the invitation", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 2 })
+	e.bot.Backfill()
+	waitFor(t, "a SIGHUP backfill", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 3 })
+	time.Sleep(300 * time.Millisecond)
+	st, err := e.c.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Messages != int64(len(h)) {
+		t.Errorf("after the bot was invited back: %d of %d messages searchable", st.Messages, len(h))
+	}
 }

@@ -179,31 +179,29 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 // forgetPlaces forgets the channels (with their threads) and guilds a
 // batch names, as searchd forget --channel does: deleted on Discord, or
 // the bot removed from them. A deleted channel is forgotten for good
-// (sqlite.DB.ForgetDeletedChannels); a guild's channels come back if the
-// bot is added to it again. It returns how many messages it forgot.
+// (sqlite.DB.ForgetDeletedChannels); a guild's messages come back if the
+// bot is added to it again (sqlite.DB.ForgetLeftGuild). It returns how
+// many messages it forgot.
 func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, error) {
-	var left, deleted []int64
-	for _, g := range in.ForgetGuilds {
-		ids, err := s.DB.ChannelsOf(ctx, int64(g), 0)
-		if err != nil {
-			return 0, err
-		}
-		left = append(left, ids...)
-	}
+	var deleted []int64
 	for _, c := range in.ForgetChannels {
 		deleted = append(deleted, int64(c))
 	}
-	left, err := s.withThreads(ctx, left)
+	deleted, err := s.withThreads(ctx, deleted)
 	if err != nil {
 		return 0, err
 	}
-	if deleted, err = s.withThreads(ctx, deleted); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, ch := range left {
-		forgot, err := s.DB.Forget(ctx, sqlite.ForgetFilter{Channel: ch}, s.Rules)
-		n += forgot
+	n, channels := 0, 0
+	for _, g := range in.ForgetGuilds {
+		ids, err := s.DB.ChannelsOf(ctx, int64(g), 0)
+		if err != nil {
+			return n, err
+		}
+		if ids, err = s.withThreads(ctx, ids); err != nil {
+			return n, err
+		}
+		forgot, err := s.DB.ForgetLeftGuild(ctx, int64(g), ids, s.Rules)
+		n, channels = n+forgot, channels+len(ids)
 		if err != nil {
 			return n, err
 		}
@@ -219,7 +217,7 @@ func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, e
 		// Their traces leave the file at serve's next purge: a server that
 		// deletes channels often would otherwise rewrite its keyword
 		// index each time.
-		s.Log.Info("forgot channels", "channels", len(left)+len(deleted), "messages", n)
+		s.Log.Info("forgot channels", "channels", channels+len(deleted), "messages", n)
 	}
 	return n, nil
 }

@@ -270,6 +270,10 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 		return res, err
 	}
 	res.Skipped += skipped
+	if b, skipped, err = a.withoutLeftGuilds(b); err != nil {
+		return res, err
+	}
+	res.Skipped += skipped
 	if err := a.upsertPlaces(b); err != nil {
 		return res, err
 	}
