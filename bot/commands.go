@@ -167,13 +167,13 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		// Keep the page on screen; say what went wrong beside it.
 		b.log.Info("interaction failed", "command", commandName(e), "err", loggable(err))
 		_, err = b.state.FollowUpInteraction(e.AppID, e.Token, dapi.InteractionResponseData{
-			Content: option.NewNullableString(plainError(l, err)), Flags: discord.EphemeralMessage})
+			Content: option.NewNullableString(plainError(l, err)), Flags: discord.EphemeralMessage, AllowedMentions: noPings()})
 		if err != nil {
 			b.log.Error("cannot send an answer", "command", commandName(e), "err", err)
 		}
 		return
 	}
-	edit := dapi.EditInteractionResponseData{}
+	edit := dapi.EditInteractionResponseData{AllowedMentions: noPings()}
 	if err != nil {
 		b.log.Info("interaction failed", "command", commandName(e), "err", loggable(err))
 		edit.Content = option.NewNullableString(plainError(l, err))
@@ -190,10 +190,17 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	}
 }
 
+// noPings: the bot's replies mention nobody. A public answer's or error's
+// line may quote what the asker typed (or a result's text), and an
+// @everyone in it would otherwise ping the whole server.
+func noPings() *dapi.AllowedMentions {
+	return &dapi.AllowedMentions{Parse: []dapi.AllowedMentionType{}}
+}
+
 // respondLine answers at once with one private line.
 func (b *Bot) respondLine(e *gateway.InteractionCreateEvent, line string) {
 	err := b.state.RespondInteraction(e.ID, e.Token, dapi.InteractionResponse{Type: dapi.MessageInteractionWithSource,
-		Data: &dapi.InteractionResponseData{Content: option.NewNullableString(line), Flags: discord.EphemeralMessage}})
+		Data: &dapi.InteractionResponseData{Content: option.NewNullableString(line), Flags: discord.EphemeralMessage, AllowedMentions: noPings()}})
 	if err != nil {
 		b.log.Error("cannot answer an interaction", "err", err)
 	}

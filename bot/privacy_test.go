@@ -466,3 +466,15 @@ func TestRolesReplacedWhenTheGuildComesBack(t *testing.T) {
 		t.Errorf("bob, who may read no channel now, got #general's history: %s", text)
 	}
 }
+
+// A reply mentions nobody: its line may quote what the asker typed, and an
+// @everyone there would ping the whole server.
+func TestRepliesMentionNobody(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	_, edit, _ := e.interaction(alice, 2, query("@everyone boiler", public(true)))
+	am, ok := edit["allowed_mentions"].(map[string]any)
+	if parse, isList := am["parse"].([]any); !ok || !isList || len(parse) != 0 {
+		t.Errorf("a public answer's allowed mentions: %v", edit["allowed_mentions"])
+	}
+}
