@@ -159,6 +159,11 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 	if err != nil {
 		return nil, err
 	}
+	if ch, err := b.state.Channel(here); err == nil && ch.Type == discord.GuildAnnouncement {
+		// A moderator may publish any message of it to the servers that
+		// follow it, whose members the rule below knows nothing of.
+		return nil, &userError{id: "announcement"}
+	}
 	scope := here
 	if ch, err := b.state.Channel(here); err == nil && isThread(ch.Type) && ch.Type != discord.GuildPrivateThread {
 		scope = ch.ParentID

@@ -478,3 +478,17 @@ func TestRepliesMentionNobody(t *testing.T) {
 		t.Errorf("a public answer's allowed mentions: %v", edit["allowed_mentions"])
 	}
 }
+
+// No public answer is posted in an announcement channel: a moderator may
+// publish any message of it to the servers that follow it.
+func TestNoPublicAnswerInAnnouncementChannel(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	const news = discord.ChannelID(2200)
+	e.discord.CreateChannel(discord.Channel{ID: news, Type: discord.GuildAnnouncement, Name: "news"})
+	waitFor(t, "the channel in the bot's state", func() bool { _, err := e.bot.state.Channel(news); return err == nil })
+	_, edit, _ := e.interactionIn(news, alice, 2, query("boiler", public(true)))
+	if text := embedText(edit); strings.Contains(text, "boiler broke") || !strings.Contains(fmt.Sprint(edit["content"]), "announcement channel") {
+		t.Errorf("a public answer in an announcement channel: %v %s", edit["content"], text)
+	}
+}
