@@ -40,6 +40,7 @@ func (b *Bot) backfillLoop(ctx context.Context) {
 // backfillGuild catches up and pages through every channel and thread of
 // a guild the bot can read.
 func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
+	b.spooledFirst(ctx)
 	chans, missed, err := b.readableByBot(g)
 	if err != nil {
 		b.log.Error("backfill: cannot list channels", "guild", g, "err", err)
@@ -55,6 +56,22 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 	}
 	b.log.Info("backfill: guild done", "guild", g, "channels", len(chans), "took", time.Since(start).Round(time.Second))
 	b.threadListings(ctx, g, missed)
+}
+
+// spooledFirst waits, a minute at most, until what the batcher and the
+// spool hold has reached searchd: the pages that follow go straight
+// there, and must not overtake the guild's placement (its GUILD_CREATE's),
+// which takes a guild the bot was added back to off searchd's list of
+// those it left; until then searchd stores nothing of it.
+func (b *Bot) spooledFirst(ctx context.Context) {
+	b.batch.flush()
+	for deadline := time.Now().Add(time.Minute); b.spool.Len() > 0 && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // threadListings reports the thread listings Discord failed on and lists

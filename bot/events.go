@@ -42,6 +42,9 @@ func (b *Bot) addHandlers() {
 		}
 		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
 		b.replaceRoles(e.ID, e.Roles)
+		for i := range e.Members { // kept too, the bot's own among them
+			b.state.MemberSet(e.ID, &e.Members[i], true)
+		}
 		go b.registerCommands(e.ID)
 		// Also after an outage of the guild (same session, nothing sent
 		// meanwhile): its channels have a gap until their catch-up.

@@ -140,3 +140,32 @@ func TestGuildAddedBackComesBack(t *testing.T) {
 		t.Errorf("after the bot was invited back: %d of %d messages searchable", st.Messages, len(h))
 	}
 }
+
+// TestGuildAddedBackComesBack with the production flush interval (1 s),
+// not the tests' 30 ms: the GUILD_CREATE's guild placement waited in the
+// batcher while the catch-up and history pages went straight to searchd,
+// which still kept the guild out (left_guilds) and skipped them; the
+// history pass then saved its checkpoint as complete.
+func TestGuildAddedBackBeforeItsPages(t *testing.T) {
+	e := setup(t, func(c *Config) { c.FlushEvery = time.Second })
+	h := history()
+	e.backfilled(int64(len(h)))
+	e.discord.RemoveBot()
+	waitFor(t, "the guild forgotten", func() bool {
+		st, err := e.c.Stats(context.Background())
+		return err == nil && st.Messages == 0
+	})
+	e.discord.AddBot()
+	waitFor(t, "the backfill after the invitation", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 2 })
+	time.Sleep(2 * time.Second) // the placement flushed and applied
+	e.bot.Backfill()            // SIGHUP, for good measure
+	waitFor(t, "a SIGHUP backfill", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 3 })
+	time.Sleep(time.Second)
+	st, err := e.c.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Messages != int64(len(h)) {
+		t.Errorf("after the bot was invited back (flush every 1 s): %d of %d messages searchable", st.Messages, len(h))
+	}
+}

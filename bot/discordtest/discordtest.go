@@ -581,8 +581,6 @@ func (d *Discord) failed(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// messagesPage serves GET /channels/{id}/messages like Discord: at most
-// limit (≤ 100) messages, newest first, before or after a message.
 // oneMessage answers Get Channel Message as Discord does: 403 without View
 // Channel or Read Message History, 404 for a message it does not have.
 func (d *Discord) oneMessage(w http.ResponseWriter, channel, message string) {
@@ -603,6 +601,8 @@ func (d *Discord) oneMessage(w http.ResponseWriter, channel, message string) {
 	writeJSON(w, 404, map[string]any{"message": "Unknown Message", "code": 10008})
 }
 
+// messagesPage serves GET /channels/{id}/messages like Discord: at most
+// limit (≤ 100) messages, newest first, before or after a message.
 func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel string) {
 	q := r.URL.Query()
 	limit, err := strconv.Atoi(q.Get("limit"))

@@ -28,10 +28,11 @@ var (
 
 // spreadSample: the spread of a sketched scan is counted exactly over
 // every segment, and its mean and deviation over one in spreadSample,
-// scored exactly: at least 2,000 of the 32,000 or more a sketched scan
-// judges against (an eighth of sketchRows, search.topKSpread), so the
-// mean is off by about 2 % of the deviation, and a z-score by a few
-// hundredths.
+// scored exactly: about 2,000 of the 32,000 or more a sketched scan
+// judges against when its filter is search's (an eighth of sketchRows'
+// segments, search.topKSpread), so the mean is off by about 2 % of the
+// deviation, and a z-score by a few hundredths; over every segment when
+// the sample holds fewer than minSample.
 var spreadSample = 16
 
 // sampled tells the rows whose segments' scores measure a sketched
@@ -205,11 +206,33 @@ func (m *Matrix) sketchScan(q []float32, q8 []int8, qscale float32, k int, allow
 			t.offer(s)
 		}
 	}
+	if sample.N < minSample && sample.N < total {
+		// Few of within's segments fell in the sampled runs (within
+		// admits few of a large matrix: a server whose vectors are being
+		// computed): their spread, exactly.
+		sample = m.exactSpread(q8, qscale, within)
+	}
 	spread := sample.scaledTo(total)
 	if !apart {
 		return ranked(t.h, k), spread, nil
 	}
 	return ranked(t.h, k), spread, ranked(lead.h, 2)
+}
+
+// minSample is the fewest segments a sampled spread is measured over.
+const minSample = 1000
+
+// exactSpread is the spread of every segment within admits, each by its
+// best window.
+func (m *Matrix) exactSpread(q8 []int8, qscale float32, within func(int64) bool) Spread {
+	var sp Spread
+	for r, id := range m.ids {
+		if within != nil && !within(id) || m.multi[r] && m.rows[id][0] != r {
+			continue
+		}
+		sp.add(m.bestScore(q8, qscale, id, r))
+	}
+	return sp
 }
 
 // bestScore is segment id's similarity by its best window; r is its row

@@ -211,3 +211,27 @@ func BenchmarkTopKSketched(b *testing.B) {
 		})
 	})
 }
+
+// A sketched scan whose within admits segments none of whose first rows
+// lies in a sampled run reported a spread over 0 segments; a sample of too
+// few gives way to every segment's exact scores.
+func TestSketchSpreadOfFewSegmentsIsExact(t *testing.T) {
+	sketchTestSizes(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	m := topicMatrix(r, 4000, 96, 40)
+	admit := map[int64]bool{}
+	for id, rows := range m.rows {
+		if !sampled(rows[0]) && len(admit) < 40 {
+			admit[id] = true
+		}
+	}
+	within := func(id int64) bool { return admit[id] }
+	q := m.Vector(5)
+	_, sp := m.TopKSpread(q, 10, within)
+	var want Spread
+	exactly(func() { _, want = m.TopKSpread(q, 10, within) })
+	if sp.N != want.N || math.Abs(sp.Mean-want.Mean) > 1e-9 || math.Abs(sp.Std-want.Std) > 1e-9 {
+		t.Errorf("sketched spread over %d segments (mean %.3f, deviation %.3f), exactly %d (mean %.3f, deviation %.3f)",
+			sp.N, sp.Mean, sp.Std, want.N, want.Mean, want.Std)
+	}
+}

@@ -87,6 +87,12 @@ func (a *applier) withoutDeletedChannels(b *searchd.Batch) (*searchd.Batch, int,
 		}
 		return p != 0 && deleted[p], nil
 	}
+	return withoutChannels(b, gone)
+}
+
+// withoutChannels is b less the channels gone says are gone and their
+// messages (counted in skipped).
+func withoutChannels(b *searchd.Batch, gone func(channel int64) (bool, error)) (*searchd.Batch, int, error) {
 	out := *b
 	out.Channels, out.Messages = nil, nil
 	for _, c := range b.Channels {

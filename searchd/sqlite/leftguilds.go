@@ -86,22 +86,5 @@ func (a *applier) withoutLeftGuilds(b *searchd.Batch) (*searchd.Batch, int, erro
 		}
 		return left[g], nil
 	}
-	out := *b
-	out.Channels, out.Messages = nil, nil
-	for _, c := range b.Channels {
-		if !left[c.GuildID] {
-			out.Channels = append(out.Channels, c)
-		}
-	}
-	skipped := 0
-	for _, m := range b.Messages {
-		if g, err := gone(m.ChannelID); err != nil {
-			return nil, 0, err
-		} else if g {
-			skipped++
-		} else {
-			out.Messages = append(out.Messages, m)
-		}
-	}
-	return &out, skipped, nil
+	return withoutChannels(b, gone)
 }
