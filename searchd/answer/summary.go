@@ -70,13 +70,34 @@ func checkSummary(answer, question, input string, shown []int) error {
 	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input)
 }
 
-var citeRE = regexp.MustCompile(`\[(\d+)\]`)
+// citeRE is a bracketed group holding a number: [1], and what small
+// models write besides, [2, 3], [2-3], [ 3 ], 【3】. Each is a citation,
+// every number in it (a range: every number it spans) one that must have
+// been shown: a list or a range passed unchecked, and the page then showed
+// results the model had not seen under its words.
+var (
+	citeRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*\d[^\]】］\[【［]*[\]】］]`)
+	rangeRE = regexp.MustCompile(`(\d+)\s*[-–~]\s*(\d+)|(\d+)`)
+)
 
-// badCitation returns the first citation [n] of a result not shown.
+// badCitation returns the first number cited of a result not shown.
 func badCitation(answer string, shown []int) (int, bool) {
-	for _, m := range citeRE.FindAllStringSubmatch(answer, -1) {
-		if n, err := strconv.Atoi(m[1]); err != nil || !slices.Contains(shown, n) {
-			return n, true
+	for _, group := range citeRE.FindAllString(answer, -1) {
+		for _, m := range rangeRE.FindAllStringSubmatch(group, -1) {
+			lo, hi := m[3], m[3]
+			if m[3] == "" {
+				lo, hi = m[1], m[2]
+			}
+			a, errA := strconv.Atoi(lo)
+			b, errB := strconv.Atoi(hi)
+			if errA != nil || errB != nil || b < a || b-a > 50 {
+				return a, true
+			}
+			for n := a; n <= b; n++ {
+				if !slices.Contains(shown, n) {
+					return n, true
+				}
+			}
 		}
 	}
 	return 0, false

@@ -21,6 +21,14 @@ type Filter struct {
 }
 
 // Empty reports whether f restricts nothing.
+
+// publicThread is the condition on a channel row that makes it a public
+// thread, which a filter naming its parent brings (whoever reads the
+// parent reads it): named kinds, not "anything but a private thread",
+// which let a category bring its channels and a thread of unknown kind
+// pass as public.
+const publicThread = `kind IN ('GuildPublicThread', 'GuildNewsThread')`
+
 func (f *Filter) Empty() bool {
 	return len(f.Authors) == 0 && len(f.Channels) == 0 && f.Since == 0 && f.Until == 0
 }
@@ -44,7 +52,7 @@ func (f *Filter) where() (string, []any) {
 		// reads the channel. A private thread must be named itself.
 		list := marks(len(f.Channels))
 		conds = append(conds, "(m.channel_id IN ("+list+") OR m.channel_id IN (SELECT id FROM channels WHERE parent_id IN ("+list+
-			") AND kind <> 'GuildPrivateThread'))")
+			") AND "+publicThread+"))")
 		for range 2 {
 			for _, id := range f.Channels {
 				args = append(args, id)
@@ -89,7 +97,7 @@ func (db *DB) channelsWithThreads(ctx context.Context, ids []int64) (map[int64]b
 	}
 	err := inChunks(ids, func(chunk []any) error {
 		return addIDs(ctx, preparing{db}, out, `SELECT id FROM channels WHERE parent_id IN (`+marks(len(chunk))+`)
-			AND kind <> 'GuildPrivateThread'`, chunk...)
+			AND `+publicThread, chunk...)
 	})
 	return out, err
 }
@@ -170,7 +178,7 @@ func (db *DB) SegmentsMatching(ctx context.Context, expr string, f Filter) ([]in
 		// second, where this takes a few milliseconds).
 		list := marks(len(f.Channels))
 		q = `SELECT id AS v FROM segments WHERE channel_id IN (` + list + `) OR channel_id IN (SELECT id FROM channels WHERE parent_id IN (` +
-			list + `) AND kind <> 'GuildPrivateThread')`
+			list + `) AND ` + publicThread + `)`
 	case expr != "" && f.Empty():
 		q = `SELECT DISTINCT ms.segment_id AS v FROM message_segments ms
 			WHERE ms.message_id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)`
