@@ -38,7 +38,7 @@ func TestCategoryFilterBringsNoChannels(t *testing.T) {
 	}
 }
 
-// A thread row whose kind is not known (” from a client that left it
+// A thread row whose kind is not known (empty, from a client that left it
 // out) is not searched as a public thread of its parent: it was.
 func TestThreadWithoutKindIsNotPublic(t *testing.T) {
 	const thread = 601
