@@ -31,6 +31,10 @@ type Reader struct {
 	// Count is the export's own messageCount, known once Next has
 	// returned io.EOF; -1 when the export does not give one.
 	Count int64
+	// Invalid counts the messages passed over as unreadable, the first
+	// of them in FirstInvalid.
+	Invalid      int64
+	FirstInvalid error
 
 	dec  *json.Decoder
 	r    io.Reader // what dec reads, to check nothing follows the export
@@ -161,31 +165,39 @@ func (x *Reader) setChannel(c *jsonChannel) error {
 	return nil
 }
 
-// Next returns the next message, or io.EOF after the last one.
+// Next returns the next message, or io.EOF after the last one. A message
+// that cannot be read (a timestamp, an ID) is passed over and counted in
+// Invalid, not the file's every other message with it: a rerun would stop
+// at the same byte.
 func (x *Reader) Next() (searchd.Message, error) {
-	if x.done {
-		return searchd.Message{}, io.EOF
-	}
-	if !x.dec.More() {
-		if _, err := x.dec.Token(); err != nil { // the closing ']'
+	for {
+		if x.done {
+			return searchd.Message{}, io.EOF
+		}
+		if !x.dec.More() {
+			if _, err := x.dec.Token(); err != nil { // the closing ']'
+				return searchd.Message{}, x.fail(err)
+			}
+			if err := x.finish(); err != nil {
+				return searchd.Message{}, err
+			}
+			x.done = true
+			return searchd.Message{}, io.EOF
+		}
+		start := x.dec.InputOffset()
+		var m jsonMessage
+		if err := x.dec.Decode(&m); err != nil {
 			return searchd.Message{}, x.fail(err)
 		}
-		if err := x.finish(); err != nil {
-			return searchd.Message{}, err
+		msg, err := m.convert(x.Channel.ID)
+		if err == nil {
+			return msg, nil
 		}
-		x.done = true
-		return searchd.Message{}, io.EOF
+		x.Invalid++
+		if x.FirstInvalid == nil {
+			x.FirstInvalid = &Error{Offset: start, Err: err}
+		}
 	}
-	start := x.dec.InputOffset()
-	var m jsonMessage
-	if err := x.dec.Decode(&m); err != nil {
-		return searchd.Message{}, x.fail(err)
-	}
-	msg, err := m.convert(x.Channel.ID)
-	if err != nil {
-		return searchd.Message{}, &Error{Offset: start, Err: err}
-	}
-	return msg, nil
 }
 
 // finish reads what follows the messages array (the exporter writes

@@ -44,6 +44,10 @@ type FileResult struct {
 	// says it holds (-1: it does not say). They differ in an export cut
 	// short or written by another tool.
 	Read, Count int64
+	// Invalid is the messages passed over as unreadable (a timestamp or an
+	// ID the exporter would not write), the first in FirstInvalid.
+	Invalid      int64
+	FirstInvalid error
 	searchd.BatchResult
 	Err error
 }
@@ -51,7 +55,7 @@ type FileResult struct {
 // CountMismatch reports whether the export's messageCount disagrees with
 // the messages read from it.
 func (r *FileResult) CountMismatch() bool {
-	return r.Err == nil && !r.UnchangedFile && !r.NotExport && r.Count >= 0 && r.Count != r.Read
+	return r.Err == nil && !r.UnchangedFile && !r.NotExport && r.Count >= 0 && r.Count != r.Read+r.Invalid
 }
 
 // Resumable reports whether a rerun may get further with the file: not
@@ -88,6 +92,10 @@ func Files(paths []string) (Listing, error) {
 			continue
 		}
 		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				errs = append(errs, notAFile(p))
+				continue
+			}
 			out = append(out, p)
 			continue
 		}
@@ -102,7 +110,16 @@ func Files(paths []string) (Listing, error) {
 				return filepath.SkipDir // the exporter's downloaded assets
 			case d.IsDir():
 			case strings.HasSuffix(name, ".json"):
-				out = append(out, path)
+				// A named pipe, a socket or a device would block the
+				// import's open for good: regular files only (or links
+				// to them).
+				if fi, err := os.Stat(path); err != nil {
+					errs = append(errs, err)
+				} else if !fi.Mode().IsRegular() {
+					errs = append(errs, notAFile(path))
+				} else {
+					out = append(out, path)
+				}
 			case strings.HasSuffix(name, ".html") || strings.HasSuffix(name, ".htm") || strings.HasSuffix(name, ".csv") ||
 				strings.HasSuffix(name, ".zip"):
 				other[filepath.Ext(name)]++
@@ -115,6 +132,10 @@ func Files(paths []string) (Listing, error) {
 	}
 	sort.Strings(out)
 	return Listing{Files: out, Other: other}, errors.Join(errs...)
+}
+
+func notAFile(path string) error {
+	return fmt.Errorf("%s: not a regular file (a named pipe, a socket or a device?); skipped", path)
 }
 
 // walkDir is filepath.WalkDir; tests make directories unreadable with it

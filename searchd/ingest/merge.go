@@ -212,6 +212,7 @@ func (im *Importer) apply(ctx context.Context, parts []*part) error {
 		if p.end {
 			s.closed = true
 			s.res.Read, s.res.Count = p.taken, s.x.Count
+			s.res.Invalid, s.res.FirstInvalid = s.x.Invalid, s.x.FirstInvalid
 			im.progress(s.res.Path, s.cp.Size, s.cp.Size)
 		} else {
 			im.progress(s.res.Path, min(p.offset, s.cp.Size-1), s.cp.Size)

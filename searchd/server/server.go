@@ -13,8 +13,10 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -181,9 +183,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		// r.URL.Query() drops what it cannot parse, a filter included:
 		// "channel=…%zz" searched every channel.
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		v, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
 			s.writeError(w, r, errorf(http.StatusBadRequest, "malformed query string (percent-encode it)"))
 			return
+		}
+		for k, vs := range v { // text, not bytes: searched, embedded, sent to the LLM
+			if !utf8.ValidString(k) || !utf8.ValidString(strings.Join(vs, "")) {
+				s.writeError(w, r, errorf(http.StatusBadRequest, "the query string is not UTF-8 text"))
+				return
+			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		next.ServeHTTP(w, r)

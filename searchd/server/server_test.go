@@ -354,6 +354,8 @@ func TestBadRequests(t *testing.T) {
 		// url.Values drops what it cannot parse: the channel filter with it.
 		{"search: malformed query string", "GET", "/v1/search?q=x&mode=lexical&channel=900000000000000020%zz", ``, nil, 400, "malformed query string"},
 		{"search: malformed cursor", "GET", "/v1/search?q=x&cursor=%%%", ``, nil, 400, "malformed query string"},
+		{"search: not UTF-8", "GET", "/v1/search?q=%ff%fe&mode=lexical", ``, nil, 400, "not UTF-8"},
+		{"search: keywords not UTF-8", "GET", "/v1/search?q=x&keywords=%c3&mode=lexical", ``, nil, 400, "not UTF-8"},
 		{"catch-up: negative limit", "POST", "/v1/catchup", `{"channel":"1","limit":-5}`, nil, 400, "limit must be"},
 		{"catch-up: huge limit", "POST", "/v1/catchup", `{"channel":"1","limit":1000000000}`, nil, 400, "limit must be"},
 		{"search: bad since", "GET", "/v1/search?q=x&since=banana", ``, nil, 400, "since"},

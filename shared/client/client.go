@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -230,4 +231,43 @@ func (c *Client) OptIn(ctx context.Context, user api.ID) (*api.OptOut, error) {
 func (c *Client) OptOutStatus(ctx context.Context, user api.ID) (*api.OptOut, error) {
 	var out api.OptOut
 	return &out, c.do(ctx, "GET", "/v1/optouts/"+user.String(), nil, nil, &out)
+}
+
+// DefaultConfigFile is searchd's config file when not told:
+// $XDG_CONFIG_HOME/dsearch/config (~/.config on Linux, ~/Library/Application
+// Support on macOS), or "" without a home directory.
+func DefaultConfigFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "dsearch", "config")
+}
+
+// Places reads the data directory and socket a searchd config file sets
+// ("data DIR", "socket PATH" lines; "" where it sets none), so that a
+// client started without them finds the searchd the file configures. A
+// missing file sets nothing.
+func Places(path string) (data, socket string, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || path == "" {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		// As searchd reads it (ff.PlainParser): "name value # comment".
+		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if i := strings.Index(value, " #"); i >= 0 {
+			value = value[:i]
+		}
+		switch name {
+		case "data":
+			data = strings.TrimSpace(value)
+		case "socket":
+			socket = strings.TrimSpace(value)
+		}
+	}
+	return data, socket, nil
 }

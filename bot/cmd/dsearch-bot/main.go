@@ -105,6 +105,16 @@ func run(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, "dsearch-bot", version)
 		return nil
 	}
+	if err := searchdPlaces(fs, o); err != nil {
+		return err
+	}
+	// searchd pages 1 to 50 results; a spool bound below zero refuses all.
+	if *o.page < 1 || *o.page > 50 {
+		return usageError{fmt.Errorf("--page-size %d: give 1 to 50 results per page", *o.page)}
+	}
+	if *o.spoolMax < 1 {
+		return usageError{fmt.Errorf("--spool-max-mb %d: give the spool at least 1 megabyte", *o.spoolMax)}
+	}
 	data, socket, spoolDir, guilds := o.data, o.socket, o.spool, o.guilds
 	check, logLevel, logFormat, spoolMax, backfill, page := o.check, o.logLevel, o.logFormat, o.spoolMax, o.backfill, o.page
 	if *socket == "" {
@@ -309,4 +319,27 @@ func logger(level, format string) (*slog.Logger, error) {
 		return slog.New(bot.RedactingHandler(slog.NewJSONHandler(os.Stderr, opts))), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+// searchdPlaces takes the data directory and socket searchd's own config
+// file sets (docs/install.md), where neither a flag nor DSEARCH_DATA or
+// DSEARCH_SOCKET sets them: the bot's defaults are searchd's.
+func searchdPlaces(fs *flag.FlagSet, o *options) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["data"] && set["socket"] {
+		return nil
+	}
+	path := client.DefaultConfigFile()
+	data, socket, err := client.Places(path)
+	if err != nil {
+		return fmt.Errorf("searchd's config file: %w", err)
+	}
+	if data != "" && !set["data"] {
+		*o.data = data
+	}
+	if socket != "" && !set["socket"] {
+		*o.socket = socket
+	}
+	return nil
 }

@@ -333,10 +333,4 @@ func (c *Config) validate() error {
 	return nil
 }
 
-func defaultConfigFile() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "dsearch", "config")
-}
+func defaultConfigFile() string { return client.DefaultConfigFile() }

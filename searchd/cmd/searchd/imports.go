@@ -132,6 +132,9 @@ func (m *Main) printFileResult(r *ingest.FileResult) {
 	if r.Truncated > 0 {
 		extra = append(extra, fmt.Sprintf("%d over the size limits kept cut (docs/operations.md)", r.Truncated))
 	}
+	if r.Invalid > 0 {
+		extra = append(extra, fmt.Sprintf("%s passed over, unreadable (the first: %v)", plural(int(r.Invalid), "message", "messages"), r.FirstInvalid))
+	}
 	line := fmt.Sprintf("%s: %d new, %d updated, %d unchanged", r.Path, r.Inserted, r.Updated, r.Unchanged)
 	if len(extra) > 0 {
 		line += ", " + strings.Join(extra, ", ")
