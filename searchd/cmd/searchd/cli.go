@@ -27,10 +27,18 @@ func (e *usageError) Error() string {
 	if !e.hint {
 		return e.err.Error()
 	}
-	return fmt.Sprintf("%s (%s -h lists its flags)", e.err, e.cmd)
+	return fmt.Sprintf("%s (%s -h lists its %s)", e.err, e.cmd, e.what())
 }
 
 func (e *usageError) Unwrap() error { return e.err }
+
+// what the command's -h lists: searchd and its groups list subcommands.
+func (e *usageError) what() string {
+	if strings.Count(e.cmd, " ") == 0 || strings.Contains(e.err.Error(), "subcommand") {
+		return "subcommands"
+	}
+	return "flags"
+}
 
 // selectCommand follows args down the command tree: the command they name
 // and the arguments left for it.

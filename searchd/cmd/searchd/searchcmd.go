@@ -55,7 +55,7 @@ func (m *Main) queryCmd() *ffcli.Command {
 			if resp.Answer != "" {
 				fmt.Fprintf(w, "\n%s\n\n", resp.Answer)
 			} else if resp.AnswerError != "" {
-				fmt.Fprintf(w, "(results only, no answer: %s)\n", resp.AnswerError)
+				fmt.Fprintf(w, "(no answer: %s)\n", resp.AnswerError)
 			}
 			if len(resp.Results) == 0 {
 				fmt.Fprintln(w, "no conversation matched")
@@ -189,7 +189,7 @@ func (m *Main) printSearch(w io.Writer, resp *api.SearchResponse) {
 	if resp.KeywordFallback {
 		fmt.Fprintln(w, "(no conversation had the keywords: searched without them)")
 	}
-	if resp.NoConfidentResults {
+	if resp.NoConfidentResults && len(resp.Results) > 0 {
 		fmt.Fprintln(w, "nothing clearly matched: the closest results, with low confidence")
 	}
 	switch {
