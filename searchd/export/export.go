@@ -361,8 +361,6 @@ func (m *jsonMessage) convert(channelID int64) (searchd.Message, error) {
 	var err error
 	if out.ID, err = parseID(m.ID); err != nil {
 		return out, fmt.Errorf("message id: %w", err)
-	} else if out.ID <= 0 {
-		return out, fmt.Errorf("message id %d: not a Discord ID", out.ID)
 	}
 	if out.Author.ID, err = parseID(m.Author.ID); err != nil {
 		return out, fmt.Errorf("message %s: author id: %w", m.ID, err)
