@@ -122,6 +122,11 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	length := q.messagesLike(n, len(texts))
 	expected := q.rarity.chance(held, length, len(texts))
 	c := Confidence{Support: beyondChance(found, words, expected)}
+	if words == 0 && len(q.named) == 0 {
+		// Nothing to find ("the", "??"): support says nothing, where
+		// 1 made every result of such a query confident.
+		c.Support = 0
+	}
 	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
 	c.Evidence.Chance, c.Evidence.Length = expected, length
 	if q.svc.Measure {

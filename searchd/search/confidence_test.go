@@ -397,3 +397,21 @@ func TestScripts(t *testing.T) {
 		}
 	}
 }
+
+// A query with no content words ("the", "??") has nothing for support to
+// find: support says nothing (it was 1, and every result confident); a
+// query that names someone and nothing else keeps support 1.
+func TestNoContentWordsNoSupport(t *testing.T) {
+	result := Result{SegmentID: 1, Components: map[string]Component{"lexical": {Rank: 1, Score: 1}}}
+	texts := []string{"the boiler broke again"}
+	for _, text := range []string{"the", "??", "what was it?"} {
+		q := &query{svc: &Service{Config: DefaultConfig()}, Request: Request{Mode: Lexical}, text: text}
+		if c := q.confidence(result, texts); c.Support != 0 || c.High {
+			t.Errorf("%q: %+v, want support 0, not confident", text, c)
+		}
+	}
+	q := &query{svc: &Service{Config: DefaultConfig()}, Request: Request{Mode: Lexical}, text: "what did say?", named: map[int64]bool{7: true}}
+	if c := q.confidence(result, texts); c.Support != 1 || !c.High {
+		t.Errorf("a question naming someone and nothing else: %+v, want support 1, confident", c)
+	}
+}
