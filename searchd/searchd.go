@@ -90,6 +90,9 @@ type Batch struct {
 	Channels []Channel
 	Messages []Message
 	Deletes  []int64
+	// Untombstoned: the deletes leave no tombstone (a guild the bot left,
+	// whose messages come back if it is added again: sqlite.ForgetLeftGuild).
+	Untombstoned bool
 }
 
 // Bound cuts every text of the batch to the limits of shared/api (a

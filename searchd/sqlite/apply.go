@@ -164,9 +164,11 @@ type applier struct {
 	now   int64
 
 	tombstones bool // any tombstone exists: check inserts against them
-	older      bool // an export older than one imported before: replace nothing (exportEvidence)
-	explain    bool // the linker's choices come with their probability (Placements)
-	stmts      map[string]*sql.Stmt
+	// untombstoned: the batch's deletes leave no tombstone.
+	untombstoned bool
+	older        bool // an export older than one imported before: replace nothing (exportEvidence)
+	explain      bool // the linker's choices come with their probability (Placements)
+	stmts        map[string]*sql.Stmt
 
 	spans   map[int64]*span   // by segment ID
 	current map[int64]*span   // channel → its most recently started segment
@@ -265,6 +267,7 @@ func (a *applier) queryRow(q string, args ...any) (*sql.Row, error) {
 
 func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 	var res searchd.BatchResult
+	a.untombstoned = b.Untombstoned
 	b, skipped, err := a.withoutDeletedChannels(b)
 	if err != nil {
 		return res, err
@@ -701,7 +704,8 @@ func (a *applier) dropSummaryOf(segment string, arg int64) error {
 }
 
 // deleteMessage removes a message and its membership and leaves a
-// tombstone; its segment's bounds and count are recomputed at flush.
+// tombstone (unless untombstoned); its segment's bounds and count are
+// recomputed at flush.
 func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	row, err := a.queryRow(`SELECT m.channel_id, COALESCE(ms.segment_id, 0) FROM messages m
 		LEFT JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`, id)
@@ -725,10 +729,12 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 			return err
 		}
 	}
-	if _, err := a.exec(`INSERT INTO tombstones (message_id, deleted_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, a.now); err != nil {
-		return err
+	if !a.untombstoned {
+		if _, err := a.exec(`INSERT INTO tombstones (message_id, deleted_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, a.now); err != nil {
+			return err
+		}
+		a.tombstones = true
 	}
-	a.tombstones = true
 	delete(a.placed, id)
 	clear(a.latest)           // it may name the deleted message; reload on next use
 	delete(a.recent, channel) // its window may hold it (none for a message not stored)

@@ -25,21 +25,15 @@ func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, channels []int64, ru
 	}
 	n := 0
 	for _, ch := range channels {
-		ids, err := queryIDs(ctx, db.db, `SELECT id FROM messages WHERE channel_id = ?`, ch)
-		if err != nil {
-			return n, err
-		}
-		forgot, err := db.Forget(ctx, ForgetFilter{Channel: ch}, rules)
+		// No tombstones, in the deletes' own transactions: a crash between
+		// the deletes and a later removal of their tombstones would have
+		// kept the messages out for good.
+		forgot, err := db.Forget(ctx, ForgetFilter{Channel: ch, Untombstoned: true}, rules)
 		n += forgot
 		if err != nil {
 			return n, err
 		}
 		if err := db.write(ctx, func(tx *sql.Tx) error {
-			for _, id := range ids {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM tombstones WHERE message_id = ?`, id); err != nil {
-					return err
-				}
-			}
 			_, err := tx.ExecContext(ctx, `DELETE FROM backfill WHERE channel_id = ?`, ch)
 			return err
 		}); err != nil {
@@ -70,7 +64,9 @@ func (a *applier) withoutLeftGuilds(b *searchd.Batch) (*searchd.Batch, int, erro
 	}
 	guildOf := map[int64]int64{}
 	for _, c := range b.Channels {
-		guildOf[c.ID] = c.GuildID
+		if c.GuildID != 0 { // a placeholder may name none
+			guildOf[c.ID] = c.GuildID
+		}
 	}
 	gone := func(ch int64) (bool, error) {
 		g, ok := guildOf[ch]

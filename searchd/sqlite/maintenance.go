@@ -83,6 +83,8 @@ func syncFile(path string) error {
 type ForgetFilter struct {
 	Channel, Author int64
 	Before          int64 // µs: messages created before it
+	// Untombstoned: leave no tombstones (ForgetLeftGuild).
+	Untombstoned bool
 }
 
 // Forget deletes the selected messages with everything derived from them
@@ -116,7 +118,7 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), 5000)]
 		ids = ids[len(chunk):]
-		res, err := db.Apply(ctx, &searchd.Batch{Deletes: chunk}, rules, nil)
+		res, err := db.Apply(ctx, &searchd.Batch{Deletes: chunk, Untombstoned: f.Untombstoned}, rules, nil)
 		if err != nil {
 			return deleted, err
 		}
