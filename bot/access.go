@@ -32,7 +32,8 @@ func (b *Bot) recheckAccess(g discord.GuildID) {
 		return
 	}
 	chans, err := b.state.Channels(g)
-	if err != nil {
+	reads := b.botReader(g) // the state read once, not per channel
+	if err != nil || reads == nil {
 		return
 	}
 	regained := map[discord.ChannelID]discord.GuildID{}
@@ -41,7 +42,7 @@ func (b *Bot) recheckAccess(g discord.GuildID) {
 		if ch.Type == discord.GuildCategory {
 			continue
 		}
-		switch reads := b.botReadsHistory(ch); {
+		switch reads := reads(ch); {
 		case !reads && !b.noAccess[ch.ID]:
 			b.noAccess[ch.ID] = true
 			b.marks.gap(ch.ID)

@@ -56,17 +56,6 @@ func TestAccessRegainedIsCaughtUp(t *testing.T) {
 	}
 }
 
-// preRT calls hook before each request the bot makes to Discord.
-type preRT struct {
-	next http.RoundTripper
-	hook func(*http.Request)
-}
-
-func (p preRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	p.hook(r)
-	return p.next.RoundTrip(r)
-}
-
 // Read Message History taken from the bot on #general while a page of it
 // is requested, before the bot's gateway state has the CHANNEL_UPDATE
 // (here the gateway connection dropped a moment earlier, so the event
@@ -85,7 +74,7 @@ func TestPermissionRacingAPageDeletesNothing(t *testing.T) {
 	noHistory := ch
 	noHistory.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionReadMessageHistory}}
 	e := setup(t, func(dd *discordtest.Discord) { d = dd }, func(c *Config) {
-		c.Transport = preRT{c.Transport, func(r *http.Request) {
+		c.Transport = hookRT{next: c.Transport, before: func(r *http.Request) {
 			mu.Lock()
 			a := arm
 			mu.Unlock()

@@ -105,16 +105,20 @@ func TestLeftServerForgottenThroughAFullSpool(t *testing.T) {
 	})
 }
 
-// hookRT calls hook after each request the bot makes to Discord.
+// hookRT calls before and after (either may be nil) around each request
+// the bot makes to Discord, after only when it went through.
 type hookRT struct {
-	next http.RoundTripper
-	hook func(*http.Request)
+	next          http.RoundTripper
+	before, after func(*http.Request)
 }
 
 func (h hookRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h.before != nil {
+		h.before(r)
+	}
 	resp, err := h.next.RoundTrip(r)
-	if err == nil {
-		h.hook(r)
+	if err == nil && h.after != nil {
+		h.after(r)
 	}
 	return resp, err
 }
@@ -127,7 +131,7 @@ func TestThreadDeletedDuringItsPage(t *testing.T) {
 	var d *discordtest.Discord
 	var once sync.Once
 	e := setup(t, func(dd *discordtest.Discord) { d = dd }, func(c *Config) {
-		c.Transport = hookRT{c.Transport, func(r *http.Request) {
+		c.Transport = hookRT{next: c.Transport, after: func(r *http.Request) {
 			if r.Method == "GET" && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/channels/%d/messages", thread)) {
 				once.Do(func() {
 					d.DeleteChannel(thread)

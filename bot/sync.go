@@ -310,24 +310,41 @@ func (b *Bot) botReadsHistory(ch discord.Channel) bool {
 	if err != nil {
 		return true
 	}
-	if isThread(c.Type) {
-		if c, err = b.state.Channel(c.ParentID); err != nil {
-			return true
-		}
-	}
+	reads := b.botReader(c.GuildID)
+	return reads == nil || reads(*c)
+}
+
+// botReader tells, for the channels of guild g, whether the bot may read
+// their past messages now (a thread: its parent's; true for a thread whose
+// parent the state lacks, as Discord answers for itself), from one read of
+// the gateway's state; nil when the state cannot tell.
+func (b *Bot) botReader(g discord.GuildID) func(discord.Channel) bool {
 	me, err := b.state.Me()
 	if err != nil {
-		return true
+		return nil
 	}
-	member, err := b.state.Member(c.GuildID, me.ID)
+	member, err := b.state.Member(g, me.ID)
 	if err != nil {
-		return true
+		return nil
 	}
-	guild, roles, _, err := b.guildState(c.GuildID)
+	guild, roles, chans, err := b.guildState(g)
 	if err != nil {
-		return true
+		return nil
 	}
-	return mayRead(guild, c, member, roles)
+	byID := make(map[discord.ChannelID]*discord.Channel, len(chans))
+	for i := range chans {
+		byID[chans[i].ID] = &chans[i]
+	}
+	return func(c discord.Channel) bool {
+		if isThread(c.Type) {
+			parent, ok := byID[c.ParentID]
+			if !ok {
+				return true
+			}
+			c = *parent
+		}
+		return mayRead(guild, &c, member, roles)
+	}
 }
 
 // reconcileAfter is reconcile for a page Discord returned for "after"
