@@ -129,7 +129,6 @@ func (m *Matrix) sketchScan(q []float32, q8 []int8, qscale float32, k int, allow
 		wg.Go(func() {
 			var sp Spread
 			counted, inSample := 0, false
-			// Locals, not the captured fields, in the hot loop.
 			words, sketch, ids, multi, dist := sk.words, sk.bits, m.ids, m.multi, dist
 			for r := lo; r < hi; r++ {
 				if r%sampleRun == 0 || r == lo {
