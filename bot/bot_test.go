@@ -517,6 +517,22 @@ func TestQueryFollowsPermissionsAndPages(t *testing.T) {
 	if len(e.discord.Calls("PATCH", "/webhooks/7000/stale")) != 0 {
 		t.Error("a stale More replaced the page it was on")
 	}
+	// A message bob cannot read leaves his More working: his cursor is
+	// checked against his channels alone, so pressing More tells him
+	// nothing of #staff.
+	_, edit, _ = e.interaction(bob, 2, query("what happened with the boiler?"))
+	if button = buttonID(edit); button == "" {
+		t.Fatalf("bob's answer has no More: %v", edit)
+	}
+	secret := message(staff, user(alice, "alice"), t0.Add(301*24*time.Hour), "staff only news")
+	e.discord.Dispatch("MESSAGE_CREATE", secret)
+	waitFor(t, "the #staff message", func() bool {
+		_, err := e.c.Message(context.Background(), api.ID(secret.ID), 0, 0)
+		return err == nil
+	})
+	if _, next, _ := e.interaction(bob, 3, map[string]any{"custom_id": button, "component_type": 2}); len(embedText(next)) == 0 {
+		t.Errorf("bob's More after a #staff message: %v", next)
+	}
 	// public:true is not ephemeral.
 	cb, _, _ = e.interaction(alice, 2, query("boiler", map[string]any{"name": "public", "type": 5, "value": true}))
 	if f, _ := cb["data"].(map[string]any)["flags"].(float64); f != 0 {

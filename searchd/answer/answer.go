@@ -134,7 +134,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	if len(q) > 1000 {
 		return nil, inputErr("question is over 1,000 bytes")
 	}
-	version, err := s.DB.IndexVersion(ctx)
+	version, err := s.Search.CursorVersion(ctx, req.Filter, req.Readable)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	resp.RankedMessages = ranked
 	next := queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, req.Filter, req.Readable)},
 		Plan: resp.Plan, Question: question + 1, Source: resp.PlanSource, Authors: authors, Since: resp.Since, Until: resp.Until}
-	page, more, err := next.Page(results, pageSize(req.Limit))
+	page, more, err := next.Page(results, pageSize(req.Limit), search.BySegment)
 	if err != nil {
 		return nil, err
 	}

@@ -439,6 +439,38 @@ func TestCursorPagesWithoutTheLLM(t *testing.T) {
 	refuse("new data", Request{Question: q, Limit: 1, Cursor: first.NextCursor}, "messages were added, edited or deleted since this cursor was made")
 }
 
+// A question's cursor for a member's channels pages on while a channel
+// they cannot read changes, and is refused once one of theirs does
+// (search.Service.CursorVersion).
+func TestQuestionCursorOutlivesChangesElsewhere(t *testing.T) {
+	f := &fakeOllama{script: []string{`json:{"subqueries":["new apartment","boiler broke"],"keywords":[]}`, "text:Both [1]."}}
+	s, _ := setup(t, f)
+	ctx := context.Background()
+	q := "what happened with the apartment and the boiler?"
+	mine := sqlite.Filter{Channels: []int64{1}}
+	first, err := s.Query(ctx, Request{Question: q, Limit: 1, Filter: mine})
+	if err != nil || first.NextCursor == "" {
+		t.Fatalf("first page: %v, %+v", err, first)
+	}
+	add := func(id, channel int64) {
+		t.Helper()
+		b := &searchd.Batch{Messages: []searchd.Message{{ID: id, ChannelID: channel, CreatedAt: t0.Add(9 * time.Hour).UnixMicro(),
+			Content: "new", Type: "Default", Author: searchd.Author{ID: 10, Username: "alex"}}}}
+		if _, err := s.DB.Apply(ctx, b, segment.DefaultRules, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(90, 77) // a channel the member cannot read
+	if _, err := s.Query(ctx, Request{Question: q, Limit: 1, Filter: mine, Cursor: first.NextCursor}); err != nil {
+		t.Errorf("a change in a channel the member cannot read refused their page: %v", err)
+	}
+	add(91, 1)
+	if _, err := s.Query(ctx, Request{Question: q, Limit: 1, Filter: mine, Cursor: first.NextCursor}); err == nil ||
+		!strings.Contains(err.Error(), "messages were added, edited or deleted since this cursor was made") {
+		t.Errorf("a change in the member's channel: %v; want the cursor refused", err)
+	}
+}
+
 type noEmbedder struct{}
 
 func (noEmbedder) Dim() int                                                     { return 1 }

@@ -62,7 +62,7 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 		return nil, err
 	}
 	offset := c.Offset
-	page, more, err := c.Page(results, pageSize(req.Limit))
+	page, more, err := c.Page(results, pageSize(req.Limit), search.BySegment)
 	if err != nil {
 		return nil, &search.InputError{Err: err}
 	}

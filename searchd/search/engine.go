@@ -37,10 +37,14 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	cursorVersion, err := s.CursorVersion(ctx, req.Filter, req.Readable)
+	if err != nil {
+		return nil, err
+	}
 	fp := fingerprint(&req)
 	var cur Cursor
 	if req.Cursor != "" {
-		if err := DecodeCursor(req.Cursor, &cur, version, fp); err != nil {
+		if err := DecodeCursor(req.Cursor, &cur, cursorVersion, fp); err != nil {
 			return nil, &InputError{err}
 		}
 	}
@@ -103,7 +107,11 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.NoConfidentResults = true
 	}
 	resp.Total = len(ranked)
-	page, more, err := cur.Page(ranked, req.Limit)
+	as := BySegment
+	if q.Mode == Lexical {
+		as = ByMessage
+	}
+	page, more, err := cur.Page(ranked, req.Limit, as)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -115,7 +123,7 @@ func (s *Service) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.NoConfidentResults = !confident
 	}
 	if more {
-		cur.Version, cur.Fingerprint = version, fp
+		cur.Version, cur.Fingerprint = cursorVersion, fp
 		resp.NextCursor = EncodeCursor(cur)
 	}
 	if req.RankedMessages {

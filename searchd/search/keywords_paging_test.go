@@ -50,5 +50,27 @@ func TestLexicalPagesAlikeInMemory(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%+v: in memory, pages (message, segment …)\n%v\nFTS5:\n%v", req, got, want)
 		}
+		// The pages reach every hit once, a segment's other hits
+		// included (a page remembered segments, and skipped them).
+		all := req
+		all.Limit = MaxLimit
+		var every []int64
+		for _, r := range run(t, fts, all).Results {
+			every = append(every, r.MessageID)
+		}
+		var paged []int64
+		for {
+			resp := run(t, fts, req)
+			for _, r := range resp.Results {
+				paged = append(paged, r.MessageID)
+			}
+			if resp.NextCursor == "" || len(paged) > len(every) {
+				break
+			}
+			req.Cursor = resp.NextCursor
+		}
+		if !slices.Equal(paged, every) {
+			t.Errorf("%+v: pages showed messages %v; one page of every hit shows %v", req, paged, every)
+		}
 	}
 }

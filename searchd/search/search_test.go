@@ -438,16 +438,16 @@ func TestCursorPageSkipsShown(t *testing.T) {
 		return out
 	}
 	var c Cursor
-	p1, more, err := c.Page(results(1, 2, 3, 4, 5), 2)
+	p1, more, err := c.Page(results(1, 2, 3, 4, 5), 2, BySegment)
 	if err != nil || !more || !slices.Equal(ids(p1), []int64{1, 2}) {
 		t.Fatalf("page 1: %v %v %v", ids(p1), more, err)
 	}
 	// Between pages 3 rose to the top and 6 appeared.
-	p2, more, err := c.Page(results(3, 1, 6, 2, 4, 5), 2)
+	p2, more, err := c.Page(results(3, 1, 6, 2, 4, 5), 2, BySegment)
 	if err != nil || !more || !slices.Equal(ids(p2), []int64{3, 6}) {
 		t.Errorf("page 2: %v %v %v, want [3 6]", ids(p2), more, err)
 	}
-	p3, more, err := c.Page(results(3, 1, 6, 2, 4, 5), 2)
+	p3, more, err := c.Page(results(3, 1, 6, 2, 4, 5), 2, BySegment)
 	if err != nil || more || !slices.Equal(ids(p3), []int64{4, 5}) {
 		t.Errorf("page 3: %v %v %v, want [4 5], the last", ids(p3), more, err)
 	}

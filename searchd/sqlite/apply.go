@@ -182,6 +182,7 @@ type applier struct {
 	changed []int64            // messages whose text changed, for the log (logTextChanges)
 	toIndex map[int64]string   // message → text, for the keyword index (indexQueued)
 	joined  []int64            // messages placed in a segment, for the log (logMemberships)
+	touched map[int64]bool     // channels whose messages changed, for their versions (logChanges)
 	fresh   []*searchd.Message // inserted by this batch, in channel and time order, to place
 	replay  *replay            // the channel being re-segmented, if any
 }
@@ -206,7 +207,7 @@ const (
 
 func newApplier(ctx context.Context, db *DB, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, db: db, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, recent: map[int64][]segment.Line{}, names: map[member]string{}, guilds: map[int64]int64{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, touched: map[int64]bool{}, recent: map[int64][]segment.Line{}, names: map[member]string{}, guilds: map[int64]int64{}}
 	row, err := a.queryRow(`SELECT EXISTS (SELECT 1 FROM tombstones)`)
 	if err != nil {
 		return nil, err
@@ -350,7 +351,14 @@ func (a *applier) logChanges(changed bool) error {
 	if !changed {
 		return nil
 	}
-	return bumpIndexVersion(a.ctx, a.tx)
+	if err := bumpIndexVersion(a.ctx, a.tx); err != nil {
+		return err
+	}
+	_, err := a.exec(`INSERT INTO channel_versions (channel_id, version)
+		SELECT value, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version') FROM json_each(?) WHERE true
+		ON CONFLICT (channel_id) DO UPDATE SET version = excluded.version`, jsonIDs(slices.Sorted(maps.Keys(a.touched))))
+	clear(a.touched)
+	return err
 }
 
 // placeTimer, when set (BenchmarkPlaceLive), is told how long placing
@@ -428,6 +436,14 @@ func (a *applier) indexQueued() error {
 // bumpIndexVersion marks that the messages searched changed.
 func bumpIndexVersion(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'index_version'`)
+	return err
+}
+
+// raiseCursorFloor marks a change of every channel at once (a reindex, a
+// restore): no cursor made before it pages after it (CursorVersion).
+func raiseCursorFloor(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) SELECT 'cursor_floor', value FROM meta WHERE key = 'index_version'
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
 	return err
 }
 
@@ -628,6 +644,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return nil
 		}
 		res.Updated++
+		a.touched[m.ChannelID] = true
 		delete(a.recent, m.ChannelID) // a carried window holds its old words
 		// Its text changed: its vector is stale, its keywords too.
 		if _, err := a.exec(`DELETE FROM message_vectors WHERE message_id = ?`, m.ID); err != nil {
@@ -642,6 +659,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		return a.touchSegmentOf(m.ID)
 	}
 	res.Inserted++
+	a.touched[m.ChannelID] = true
 	if err := a.indexText(m); err != nil {
 		return err
 	}
@@ -725,6 +743,7 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 	}
 	if n, _ := r.RowsAffected(); n > 0 {
 		res.Deleted++
+		a.touched[channel] = true
 		if err := a.textChanged(id); err != nil {
 			return err
 		}

@@ -180,6 +180,29 @@ func (db *DB) IndexVersion(ctx context.Context) (int64, error) {
 	return strconv.ParseInt(v, 10, 64)
 }
 
+// CursorVersion is what a page's cursor is checked against: it grows
+// with every change to the messages of the given channels or their public
+// threads (as a filter reads them), and with a change of every channel (a
+// reindex, a restore); with no channels, IndexVersion. A cursor made for
+// a member's channels is then never refused for a change they cannot
+// read: a refusal for a change anywhere told them that channels they
+// cannot read were busy.
+func (db *DB) CursorVersion(ctx context.Context, channels []int64) (int64, error) {
+	if len(channels) == 0 {
+		return db.IndexVersion(ctx)
+	}
+	st, err := db.prepared(ctx, `WITH scope (id) AS (SELECT value FROM json_each(?1)
+			UNION SELECT id FROM channels WHERE parent_id IN (SELECT value FROM json_each(?1)) AND `+publicThread+`)
+		SELECT MAX(COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'cursor_floor'), 0),
+			COALESCE((SELECT MAX(version) FROM channel_versions WHERE channel_id IN scope), 0))`)
+	if err != nil {
+		return 0, err
+	}
+	var v int64
+	err = st.QueryRowContext(ctx, jsonIDs(channels)).Scan(&v)
+	return v, err
+}
+
 // SegmentsEpoch grows whenever the segments a filter by channels admits
 // can change (migration 0015): a segment created, deleted or moved, a
 // channel's parent or kind set anew. New messages that join a segment

@@ -391,6 +391,13 @@ func TestRestoreKeepsForgets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	scopes := [][]int64{{msg(1, 0, 0).ChannelID}, {999}} // a channel, and one with no messages
+	cursorBefore := make([]int64, len(scopes))
+	for i, scope := range scopes {
+		if cursorBefore[i], err = db.CursorVersion(ctx, scope); err != nil {
+			t.Fatal(err)
+		}
+	}
 	killed(t, db, data) // the forgets are in the WAL only
 
 	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
@@ -408,6 +415,11 @@ func TestRestoreKeepsForgets(t *testing.T) {
 	// the restored database is past it, so the cursor is refused.
 	if after, err := restored.IndexVersion(ctx); err != nil || after <= before {
 		t.Errorf("index version %d after the restore, %d before it: a cursor from before would page the restored database", after, before)
+	}
+	for i, scope := range scopes {
+		if after, err := restored.CursorVersion(ctx, scope); err != nil || after <= cursorBefore[i] {
+			t.Errorf("channels %v: cursor version %d after the restore, %d before it: a cursor from before would page the restored database", scope, after, cursorBefore[i])
+		}
 	}
 	for _, id := range []int64{2, 3, 5, 7} {
 		if _, err := restored.Message(ctx, id); err != ErrNotFound {

@@ -78,6 +78,9 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) + 1 AS TEXT) WHERE key = 'index_version'`, f.version); err != nil {
 			return err
 		}
+		if err := raiseCursorFloor(ctx, tx); err != nil {
+			return err
+		}
 		for _, o := range f.optOuts {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO opt_outs (user_id, at) VALUES (?, ?) ON CONFLICT DO NOTHING`, o[0], o[1]); err != nil {
 				return err

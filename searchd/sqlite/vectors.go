@@ -69,6 +69,9 @@ func (db *DB) ResetVectors(ctx context.Context, name string, dim int, weights st
 		if err := bumpIndexVersion(ctx, tx); err != nil {
 			return err
 		}
+		if err := raiseCursorFloor(ctx, tx); err != nil {
+			return err
+		}
 		return setModel(ctx, tx, name, dim, weights)
 	})
 }
