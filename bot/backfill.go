@@ -2,9 +2,12 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	dapi "github.com/diamondburned/arikawa/v3/api"
 	"github.com/diamondburned/arikawa/v3/discord"
+	"github.com/diamondburned/arikawa/v3/utils/httputil"
 
 	"dsearch/shared/api"
 )
@@ -161,28 +164,14 @@ func (b *Bot) readableByBot(g discord.GuildID) (out, missed []discord.Channel, e
 			Topic: "cannot list the server's active threads: " + discordErr(err).Error()})
 	}
 	for _, p := range parents {
-		if p.Type != discord.GuildText && p.Type != discord.GuildAnnouncement && p.Type != discord.GuildForum {
+		if !holdsThreads(p.Type) {
 			continue
 		}
-		var before discord.Timestamp
-		for {
-			page, err := b.state.PublicArchivedThreads(p.ID, before, pageSize)
-			if err != nil {
-				b.log.Warn("backfill: cannot list archived threads", "channel", p.ID, "err", err)
-				m := p
-				m.Topic = "cannot list its archived threads: " + discordErr(err).Error()
-				missed = append(missed, m)
-				break
-			}
-			for _, t := range page.Threads {
-				add(t)
-				if t.ThreadMetadata != nil {
-					before = t.ThreadMetadata.ArchiveTimestamp
-				}
-			}
-			if !page.More || len(page.Threads) == 0 {
-				break
-			}
+		if err := b.archivedThreads(p.ID, add); err != nil {
+			b.log.Warn("backfill: cannot list archived threads", "channel", p.ID, "err", err)
+			m := p
+			m.Topic = "cannot list its archived threads: " + discordErr(err).Error()
+			missed = append(missed, m)
 		}
 	}
 	// searchd learns the threads' names and parents before their messages.
@@ -193,6 +182,60 @@ func (b *Bot) readableByBot(g discord.GuildID) (out, missed []discord.Channel, e
 	b.batch.places(nil, places)
 	return out, missed, nil
 }
+
+// archivedThreads calls add with each of a channel's archived public
+// threads, newest archived first, page by page. Discord pages them by
+// archive time: a page's threads were archived before the time given.
+// arikawa's PublicArchivedThreads sends that time in whole seconds, so
+// every thread archived in the same second as a page's last one, before
+// it, was never listed. This sends it to the millisecond, as Discord keeps
+// it, and a millisecond past the page's last thread, so threads archived
+// at the same time come again (add sees each once); only when a whole
+// page shares one millisecond does the next start before it.
+func (b *Bot) archivedThreads(parent discord.ChannelID, add func(discord.Channel)) error {
+	seen := map[discord.ChannelID]bool{}
+	var before time.Time
+	for {
+		var param struct {
+			Before string `schema:"before,omitempty"`
+			Limit  uint   `schema:"limit"`
+		}
+		if !before.IsZero() {
+			param.Before = before.UTC().Format(archiveTimeFormat)
+		}
+		param.Limit = pageSize
+		var page *dapi.ArchivedThreads
+		if err := b.state.RequestJSON(&page, "GET", dapi.EndpointChannels+parent.String()+"/threads/archived/public",
+			httputil.WithSchema(b.state.Client, param)); err != nil {
+			return err
+		}
+		fresh := false
+		var last time.Time
+		for _, t := range page.Threads {
+			if !seen[t.ID] {
+				seen[t.ID], fresh = true, true
+				add(t)
+			}
+			if t.ThreadMetadata != nil {
+				last = t.ThreadMetadata.ArchiveTimestamp.Time()
+			}
+		}
+		if !page.More || len(page.Threads) == 0 || last.IsZero() {
+			return nil
+		}
+		next := last.Truncate(time.Millisecond).Add(time.Millisecond)
+		if !fresh {
+			// A whole page archived in one millisecond: on past it.
+			if next = last.Truncate(time.Millisecond); !before.IsZero() && !next.Before(before) {
+				return fmt.Errorf("the listing of archived threads does not move back in time (at %s)", before.Format(archiveTimeFormat))
+			}
+		}
+		before = next
+	}
+}
+
+// archiveTimeFormat is ISO 8601 to the millisecond, as Discord's times.
+const archiveTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // activeThreadsEntry is the status file's entry for a server's active
 // threads, which no channel holds: the guild's ID, which Discord never

@@ -175,18 +175,34 @@ var channelKinds = map[discord.ChannelType]string{
 	discord.GuildPrivateThread:      "GuildPrivateThread",
 	discord.GuildStageVoice:         "GuildStageVoice",
 	discord.GuildForum:              "GuildForum",
+	guildMedia:                      "GuildMedia",
 }
+
+// guildMedia is a media channel: a forum whose posts lead with an image or
+// video. arikawa v3.6.0 does not name the type.
+const guildMedia discord.ChannelType = 16
 
 func isThread(t discord.ChannelType) bool {
 	return t == discord.GuildPublicThread || t == discord.GuildPrivateThread || t == discord.GuildAnnouncementThread
 }
 
 // holdsMessages reports whether a channel type has messages of its own
-// (categories and forums do not; a forum's posts are threads).
+// (categories, forums and media channels do not: their posts are
+// threads).
 func holdsMessages(t discord.ChannelType) bool {
 	switch t {
-	case discord.GuildCategory, discord.GuildForum, discord.GuildDirectory:
+	case discord.GuildCategory, discord.GuildForum, guildMedia, discord.GuildDirectory:
 		return false
 	}
 	return true
+}
+
+// holdsThreads reports whether a channel type has public threads, which
+// Discord lists apart once archived.
+func holdsThreads(t discord.ChannelType) bool {
+	switch t {
+	case discord.GuildText, discord.GuildAnnouncement, discord.GuildForum, guildMedia:
+		return true
+	}
+	return false
 }

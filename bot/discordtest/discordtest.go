@@ -136,6 +136,28 @@ func (d *Discord) AddHistory(msgs ...discord.Message) {
 	}
 }
 
+// AddChannels adds channels and active threads as if made before the bot
+// connected: no event.
+func (d *Discord) AddChannels(chs ...discord.Channel) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ch := range chs {
+		ch.GuildID = d.guild.Guild.ID
+		d.guild.Channels = append(d.guild.Channels, ch)
+	}
+}
+
+// AddArchived adds archived public threads (ThreadMetadata's
+// ArchiveTimestamp set): Discord lists them apart (archivedPage).
+func (d *Discord) AddArchived(threads ...discord.Channel) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ch := range threads {
+		ch.GuildID = d.guild.Guild.ID
+		d.guild.Archived = append(d.guild.Archived, ch)
+	}
+}
+
 // Calls returns the REST requests made so far whose path contains part.
 func (d *Discord) Calls(method, part string) []Call {
 	d.mu.Lock()
@@ -543,16 +565,57 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, 200, map[string]any{"threads": threads, "members": []any{}})
 	case r.Method == "GET" && len(parts) == 5 && parts[0] == "channels" && parts[2] == "threads" && parts[4] == "public":
-		var threads []discord.Channel
-		for _, c := range d.guild.Archived {
-			if c.ParentID.String() == parts[1] {
-				threads = append(threads, c)
-			}
-		}
-		writeJSON(w, 200, map[string]any{"threads": threads, "members": []any{}, "has_more": false})
+		d.archivedPage(w, r, parts[1])
 	default:
 		writeJSON(w, 404, map[string]any{"message": "404: Not Found", "code": 0})
 	}
+}
+
+// archivedPage answers List Public Archived Threads as Discord does:
+// newest archived first, those archived before the time given (to
+// whatever precision it is given in), at most limit (default 50), and
+// whether there are more.
+func (d *Discord) archivedPage(w http.ResponseWriter, r *http.Request, parent string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var before time.Time
+	if v := r.URL.Query().Get("before"); v != "" {
+		var err error
+		if before, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			writeJSON(w, 400, map[string]any{"message": "Invalid Form Body", "code": 50035})
+			return
+		}
+	}
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 50
+	}
+	archivedAt := func(c discord.Channel) time.Time {
+		if c.ThreadMetadata == nil {
+			return time.Time{}
+		}
+		return c.ThreadMetadata.ArchiveTimestamp.Time()
+	}
+	var threads []discord.Channel
+	for _, c := range d.guild.Archived {
+		if c.ParentID.String() == parent && (before.IsZero() || archivedAt(c).Before(before)) {
+			threads = append(threads, c)
+		}
+	}
+	slices.SortStableFunc(threads, func(a, b discord.Channel) int { return archivedAt(b).Compare(archivedAt(a)) })
+	more := len(threads) > limit
+	// Discord's times carry microseconds; arikawa writes whole seconds.
+	page := make([]map[string]any, 0, limit)
+	for _, c := range threads[:min(limit, len(threads))] {
+		b, _ := json.Marshal(c)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		if meta, ok := m["thread_metadata"].(map[string]any); ok {
+			meta["archive_timestamp"] = archivedAt(c).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+		}
+		page = append(page, m)
+	}
+	writeJSON(w, 200, map[string]any{"threads": page, "members": []any{}, "has_more": more})
 }
 
 // failed answers a request a Fault names.

@@ -1,0 +1,69 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/bot/discordtest"
+	"dsearch/shared/api"
+)
+
+// TestArchivedThreadsAllBackfilled: every archived thread's messages are
+// backfilled, past Discord's pages of 100 threads, ten of them archived in
+// the same second across a page's edge (arikawa sent the next page's time
+// in whole seconds: five were never listed), and a forum's and a media
+// channel's posts, archived or not (a media channel, type 16, was paged
+// for messages of its own and its archived posts never listed).
+func TestArchivedThreadsAllBackfilled(t *testing.T) {
+	const forum, media = 2100, 2200
+	base := t0.Add(200*24*time.Hour + 500*time.Millisecond)
+	var threads, active []discord.Channel
+	var msgs []discord.Message
+	post := func(id discord.ChannelID, parent discord.ChannelID, archivedAt time.Time) {
+		th := discord.Channel{ID: id, Type: discord.GuildPublicThread, ParentID: parent, Name: fmt.Sprintf("thread %d", id)}
+		if archivedAt.IsZero() {
+			active = append(active, th)
+		} else {
+			th.ThreadMetadata = &discord.ThreadMetadata{Archived: true, ArchiveTimestamp: discord.NewTimestamp(archivedAt)}
+			threads = append(threads, th)
+		}
+		at := t0.Add(100*24*time.Hour + time.Duration(len(msgs))*time.Minute)
+		msgs = append(msgs, message(id, user(bob, "bob"), at, fmt.Sprintf("post number %d", len(msgs))))
+	}
+	for k := range 130 {
+		archived := base.Add(-time.Duration(k) * time.Second)
+		if k >= 95 && k < 105 { // ten in one second, the page's edge (100) among them
+			archived = base.Add(-95*time.Second - time.Duration(k-95)*10*time.Millisecond)
+		}
+		post(discord.ChannelID(50000+k), general, archived)
+	}
+	for k := range 3 {
+		post(discord.ChannelID(51000+k), forum, base.Add(-time.Duration(k)*time.Hour))
+		post(discord.ChannelID(52000+k), media, base.Add(-time.Duration(k)*time.Hour))
+	}
+	post(51100, forum, time.Time{})
+	post(52100, media, time.Time{})
+
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(discord.Channel{ID: forum, Type: discord.GuildForum, Name: "help", ParentID: category},
+			discord.Channel{ID: media, Type: guildMedia, Name: "photos", ParentID: category})
+		d.AddChannels(active...)
+		d.AddArchived(threads...)
+		d.AddHistory(msgs...)
+	})
+	e.backfilled(int64(len(history()) + len(msgs)))
+	for _, m := range msgs {
+		if _, err := e.c.Message(context.Background(), api.ID(m.ID), 0, 0); err != nil {
+			t.Errorf("thread %d's message: %v", m.ChannelID, err)
+		}
+	}
+	for _, ch := range []string{"/channels/2100/messages", "/channels/2200/messages"} {
+		if n := len(e.discord.Calls("GET", ch)); n != 0 {
+			t.Errorf("GET %s %d times: a forum or media channel holds no messages of its own", ch, n)
+		}
+	}
+}
