@@ -3,10 +3,13 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/diamondburned/arikawa/v3/discord"
 	"github.com/diamondburned/arikawa/v3/gateway"
 	"github.com/diamondburned/arikawa/v3/utils/httputil"
+
+	"dsearch/shared/api"
 )
 
 // Discord sends no event of a channel the bot may not view. So while the
@@ -61,22 +64,33 @@ func (b *Bot) recheckAccess(g discord.GuildID) {
 // errPageDisagrees: a page lacks a message Discord still has.
 var errPageDisagrees = errors.New("Discord's page lacks a message it still has (its permissions changed meanwhile?); nothing deleted, trying again later")
 
-// confirmDeleted asks Discord for one of the stored messages a page says
-// are gone before they are deleted for good. A page answered while the
-// bot's permissions changed says nothing of what was there (without Read
-// Message History, Discord answers an empty page, not 403), and the
-// gateway's state, which botReadsHistory reads, may not have the change
-// yet (a moment, or the whole time the gateway reconnects).
-func (b *Bot) confirmDeleted(ctx context.Context, ch discord.ChannelID, id discord.MessageID) error {
-	_, err := b.state.Client.WithContext(ctx).Message(ch, id)
-	var he *httputil.HTTPError
-	switch {
-	case err == nil:
-		return errPageDisagrees
-	case errors.As(err, &he) && he.Code == 10008: // Unknown Message
-		return nil
-	case errors.As(err, &he) && he.Status == 403:
-		return errNoHistory
+// confirmDeleted asks Discord for the newest, oldest and middle of the
+// stored messages a page says are gone (ids, ascending) before they are
+// deleted for good. A page answered while the bot's permissions changed
+// says nothing of what was there (without Read Message History, Discord
+// answers an empty page, not 403), and the gateway's state, which
+// botReadsHistory reads, may not have the change yet (a moment, or the
+// whole time the gateway reconnects). One message asked about was not
+// enough: if the permission came back before the question and that
+// message really was deleted, the page's whole span went with it.
+func (b *Bot) confirmDeleted(ctx context.Context, ch discord.ChannelID, ids []api.ID) error {
+	probes := []api.ID{ids[len(ids)-1], ids[0], ids[len(ids)/2]}
+	for i, id := range probes {
+		if slices.Contains(probes[:i], id) {
+			continue
+		}
+		_, err := b.state.Client.WithContext(ctx).Message(ch, discord.MessageID(id))
+		var he *httputil.HTTPError
+		switch {
+		case err == nil:
+			return errPageDisagrees
+		case errors.As(err, &he) && he.Code == 10008: // Unknown Message
+			continue
+		case errors.As(err, &he) && he.Status == 403:
+			return errNoHistory
+		default:
+			return err
+		}
 	}
-	return err
+	return nil
 }

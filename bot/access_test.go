@@ -113,6 +113,69 @@ func TestPermissionRacingAPageDeletesNothing(t *testing.T) {
 	}
 }
 
+// TestPermissionBackBeforeTheCheckDeletesNothing: as above, but the
+// permission comes back between the empty page and the bot's check, and
+// the one message it asked about (the span's newest) really was deleted
+// meanwhile. Asking about that one alone, the bot took the page at its
+// word and deleted, for good, every stored message of #general.
+func TestPermissionBackBeforeTheCheckDeletesNothing(t *testing.T) {
+	var d *discordtest.Discord
+	var once sync.Once
+	var arm bool
+	var mu sync.Mutex
+	ch := fakeGuild().Channels[1] // #general
+	noHistory := ch
+	noHistory.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionReadMessageHistory}}
+	h := history()
+	var newest discord.MessageID
+	for _, m := range h {
+		if m.ChannelID == general {
+			newest = max(newest, m.ID)
+		}
+	}
+	page := func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return arm && r.Method == "GET" && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/channels/%d/messages", general))
+	}
+	e := setup(t, func(dd *discordtest.Discord) { d = dd }, func(c *Config) {
+		c.Transport = hookRT{next: c.Transport,
+			before: func(r *http.Request) {
+				if page(r) {
+					once.Do(func() {
+						d.Offline(true) // the gateway drops; events wait for the RESUME
+						d.UpdateChannel(noHistory)
+					})
+				}
+			},
+			after: func(r *http.Request) {
+				if page(r) {
+					mu.Lock()
+					arm = false
+					mu.Unlock()
+					d.UpdateChannel(ch)       // the permission back before the check
+					d.Remove(general, newest) // and the span's newest message deleted
+				}
+			}}
+	})
+	e.backfilled(int64(len(h)))
+	mu.Lock()
+	arm = true
+	mu.Unlock()
+	e.bot.Backfill() // SIGHUP: every channel caught up
+	time.Sleep(time.Second)
+	d.Offline(false)
+	lost := 0
+	for _, m := range h {
+		if m.ChannelID == general && m.ID != newest && !e.stored(m.ID) {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d messages of #general deleted (tombstoned) for an empty page served without Read Message History", lost)
+	}
+}
+
 // The bot's own messages are never stored live ("our own answers would
 // echo other messages into the index", events.go), but a history page
 // (backfill, catch-up, --reconcile) stores them: a public /query answer

@@ -390,7 +390,7 @@ func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []dis
 		lo = stored.IDs[len(stored.IDs)-1] + 1
 	}
 	if len(batch.Deletes) > 0 {
-		if err := b.confirmDeleted(ctx, ch.ID, discord.MessageID(batch.Deletes[len(batch.Deletes)-1])); err != nil {
+		if err := b.confirmDeleted(ctx, ch.ID, batch.Deletes); err != nil {
 			return err
 		}
 		b.log.Info("reconcile: messages deleted on Discord", "channel", ch.ID, "count", len(batch.Deletes))
