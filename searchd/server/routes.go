@@ -187,21 +187,14 @@ func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, e
 	for _, c := range in.ForgetChannels {
 		deleted = append(deleted, int64(c))
 	}
-	deleted, err := s.withThreads(ctx, deleted)
+	deleted, err := s.DB.WithTheirThreads(ctx, deleted)
 	if err != nil {
 		return 0, err
 	}
-	n, channels := 0, 0
+	n := 0
 	for _, g := range in.ForgetGuilds {
-		ids, err := s.DB.ChannelsOf(ctx, int64(g), 0)
-		if err != nil {
-			return n, err
-		}
-		if ids, err = s.withThreads(ctx, ids); err != nil {
-			return n, err
-		}
-		forgot, err := s.DB.ForgetLeftGuild(ctx, int64(g), ids, s.Rules)
-		n, channels = n+forgot, channels+len(ids)
+		forgot, err := s.DB.ForgetLeftGuild(ctx, int64(g), s.Rules)
+		n += forgot
 		if err != nil {
 			return n, err
 		}
@@ -217,25 +210,9 @@ func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, e
 		// Their traces leave the file at serve's next purge: a server that
 		// deletes channels often would otherwise rewrite its keyword
 		// index each time.
-		s.Log.Info("forgot channels", "channels", channels+len(deleted), "messages", n)
+		s.Log.Info("forgot channels and servers", "channels", len(deleted), "servers", len(in.ForgetGuilds), "messages", n)
 	}
 	return n, nil
-}
-
-// withThreads is chans and every thread searchd holds of them.
-func (s *Server) withThreads(ctx context.Context, chans []int64) ([]int64, error) {
-	for i := 0; i < len(chans); i++ {
-		threads, err := s.DB.ChannelsOf(ctx, 0, chans[i])
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range threads {
-			if !slices.Contains(chans, t) {
-				chans = append(chans, t)
-			}
-		}
-	}
-	return chans, nil
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -70,4 +71,22 @@ func (db *DB) ChannelsOf(ctx context.Context, guild, parent int64) ([]int64, err
 		q, arg = `SELECT id FROM channels WHERE parent_id = ? AND kind LIKE '%Thread'`, parent
 	}
 	return queryIDs(ctx, db.db, q, arg)
+}
+
+// WithTheirThreads is chans with every thread of each (private ones too,
+// and threads whose rows name no guild), as forgetting a channel needs.
+func (db *DB) WithTheirThreads(ctx context.Context, chans []int64) ([]int64, error) {
+	out := slices.Clone(chans)
+	for _, c := range chans {
+		threads, err := db.ChannelsOf(ctx, 0, c)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range threads {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
 }

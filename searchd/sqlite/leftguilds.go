@@ -10,13 +10,28 @@ import (
 )
 
 // ForgetLeftGuild forgets guild g, which the bot was removed from: the
-// messages of its channels (threads included: the caller names them) go,
-// without the tombstones a deletion leaves, and with their backfill
-// checkpoints, so that if the bot is added back its history pass brings
-// them back from Discord, which still has them. Until then g is kept in
-// left_guilds and nothing of it is stored. It returns the number of
-// messages forgotten.
-func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, channels []int64, rules segment.Rules) (int, error) {
+// messages of its channels and their threads go, without the tombstones a
+// deletion leaves, and with their backfill checkpoints, so that if the bot
+// is added back its history pass brings them back from Discord, which
+// still has them. What members were called there goes too (their
+// nicknames in g, and every name of a member seen nowhere else), and the
+// names and topics of g and its channels: a nickname is one server's, and
+// none of it may be listed or matched once the server is forgotten. Until
+// the bot is back, g is kept in left_guilds and nothing of it is stored.
+// It returns the number of messages forgotten.
+func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, rules segment.Rules) (int, error) {
+	own, err := db.ChannelsOf(ctx, g, 0)
+	if err != nil {
+		return 0, err
+	}
+	channels, err := db.WithTheirThreads(ctx, own)
+	if err != nil {
+		return 0, err
+	}
+	authors, err := queryIDs(ctx, db.db, `SELECT DISTINCT author_id FROM messages WHERE channel_id IN (SELECT value FROM json_each(?))`, jsonIDs(channels))
+	if err != nil {
+		return 0, err
+	}
 	if err := db.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO left_guilds (guild_id, left_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, g, time.Now().UnixMicro())
 		return err
@@ -40,7 +55,28 @@ func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, channels []int64, ru
 			return n, err
 		}
 	}
-	return n, nil
+	return n, db.write(ctx, func(tx *sql.Tx) error {
+		// The rows stay, named by nothing: a later batch of g is told
+		// apart by its channels' guild (withoutLeftGuilds).
+		for _, q := range []string{
+			`DELETE FROM server_nicknames WHERE guild_id = ?1`,
+			`DELETE FROM user_names WHERE guild_id = ?1`,
+			`UPDATE guilds SET name = '' WHERE id = ?1`,
+			`UPDATE channels SET name = '', topic = '' WHERE id IN (SELECT value FROM json_each(?2))`,
+			// Members seen only there: every name they were seen under.
+			`DELETE FROM user_names WHERE user_id IN (SELECT value FROM json_each(?3))
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = user_id)`,
+			`DELETE FROM server_nicknames WHERE user_id IN (SELECT value FROM json_each(?3))
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = user_id)`,
+			`UPDATE users SET name = '', display_name = '' WHERE id IN (SELECT value FROM json_each(?3))
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = users.id)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, g, jsonIDs(channels), jsonIDs(authors)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // withoutLeftGuilds is b less the channels and messages of the guilds the

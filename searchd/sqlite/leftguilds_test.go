@@ -29,7 +29,7 @@ func TestLeftGuildComesBackWhenPlaced(t *testing.T) {
 	if err := db.SetBackfill(ctx, &Backfill{ChannelID: ch, Complete: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.ForgetLeftGuild(ctx, guild, []int64{ch}, segment.DefaultRules); err != nil || n != 2 {
+	if n, err := db.ForgetLeftGuild(ctx, guild, segment.DefaultRules); err != nil || n != 2 {
 		t.Fatalf("forget: %d, %v", n, err)
 	}
 	var tombstones, checkpoints int
@@ -50,5 +50,58 @@ func TestLeftGuildComesBackWhenPlaced(t *testing.T) {
 	}
 	if res, err := db.Apply(ctx, late, segment.DefaultRules, nil); err != nil || res.Inserted != 2 {
 		t.Errorf("a page after the guild was placed again: %+v, %v; want 2 inserted (1 comes back)", res, err)
+	}
+}
+
+// A server the bot left takes what members were called there with it:
+// their nicknames there, every name of a member seen nowhere else (not
+// listed by /v1/aliases, AuthorNames with no filter, nor matched in a
+// question), and the names and topics of the server and its channels. A
+// member also seen elsewhere keeps the names not the server's.
+func TestLeftGuildTakesItsNames(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	const guild, other, ch, elsewhere, onlyThere, both = 1, 2, 100, 200, 77, 78
+	m := msg(1, 0, 0)
+	m.ChannelID = ch
+	m.Author = searchd.Author{ID: onlyThere, Username: "onlythere", GlobalName: "Only There", Nickname: "secretnick"}
+	b := msg(2, time.Minute, 0)
+	b.ChannelID = ch
+	b.Author = searchd.Author{ID: both, Username: "traveller", Nickname: "leftnick"}
+	b2 := msg(3, 2*time.Minute, 0)
+	b2.ChannelID = elsewhere
+	b2.Author = searchd.Author{ID: both, Username: "traveller"}
+	if _, err := db.Apply(ctx, &searchd.Batch{Guilds: []searchd.Guild{{ID: guild, Name: "the left server"}, {ID: other, Name: "home"}},
+		Channels: []searchd.Channel{{ID: ch, GuildID: guild, Name: "plans", Kind: "GuildTextChat", Topic: "where we meet on friday"},
+			{ID: elsewhere, GuildID: other, Name: "general", Kind: "GuildTextChat"}},
+		Messages: []searchd.Message{m, b, b2}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.ForgetLeftGuild(ctx, guild, segment.DefaultRules); err != nil || n != 2 {
+		t.Fatalf("forget: %d, %v", n, err)
+	}
+	names, err := db.AuthorNames(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"secretnick", "onlythere", "only there", "leftnick"} {
+		if names[n] != nil {
+			t.Errorf("after the bot left the server, the name %q known from there is still listed: %v", n, names[n])
+		}
+	}
+	if names["traveller"] == nil {
+		t.Errorf("a member seen in another server lost their username: %v", names)
+	}
+	var nicknames, userNames, guildNames, channelTexts int
+	if err := db.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM server_nicknames WHERE guild_id = ?1),
+		(SELECT COUNT(*) FROM user_names WHERE user_id = ?2 OR guild_id = ?1),
+		(SELECT COUNT(*) FROM guilds WHERE id = ?1 AND name != ''),
+		(SELECT COUNT(*) FROM channels WHERE id = ?3 AND (name != '' OR topic != ''))`, guild, onlyThere, ch).
+		Scan(&nicknames, &userNames, &guildNames, &channelTexts); err != nil {
+		t.Fatal(err)
+	}
+	if nicknames+userNames+guildNames+channelTexts != 0 {
+		t.Errorf("after the bot left the server: %d server nicknames, %d of its names, %d server names, %d channel names or topics kept; want none",
+			nicknames, userNames, guildNames, channelTexts)
 	}
 }

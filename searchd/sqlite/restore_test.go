@@ -472,3 +472,87 @@ func TestRestoreRefusesUnreadableCurrent(t *testing.T) {
 		t.Errorf("restore once it was moved away: %v", err)
 	}
 }
+
+// A restore keeps the servers the bot left out: they leave no tombstones
+// (ForgetLeftGuild), so the replaced database's list of them is carried,
+// and their messages in the backup forgotten; a page of one in flight
+// after the restore is not stored.
+func TestRestoreKeepsLeftServersOut(t *testing.T) {
+	ctx := context.Background()
+	const guild, ch = 1, 400
+	inLeft := func(id int64) searchd.Message {
+		m := msg(id, time.Duration(id)*time.Minute, 0)
+		m.ChannelID = ch
+		m.Content = "the left server's words"
+		return m
+	}
+	data, _, db := backedUp(t, msg(1, 0, 0))
+	if _, err := db.Apply(ctx, &searchd.Batch{Guilds: []searchd.Guild{{ID: guild, Name: "left server"}},
+		Channels: []searchd.Channel{{ID: ch, GuildID: guild, Name: "secret", Kind: "GuildTextChat"}},
+		Messages: []searchd.Message{inLeft(2), inLeft(3)}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "in-the-server.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.ForgetLeftGuild(ctx, guild, segment.DefaultRules); err != nil || n != 2 {
+		t.Fatalf("forget the left server: %d, %v", n, err)
+	}
+	db.Close()
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	for _, id := range []int64{2, 3} {
+		if _, err := restored.Message(ctx, id); err != ErrNotFound {
+			t.Errorf("message %d of the server the bot left is back after the restore: %v", id, err)
+		}
+	}
+	if res, err := restored.Apply(ctx, &searchd.Batch{Channels: []searchd.Channel{{ID: ch, GuildID: guild}},
+		Messages: []searchd.Message{inLeft(5)}}, segment.DefaultRules, nil); err != nil || res.Inserted != 0 {
+		t.Errorf("a page of the left server after the restore: %+v, %v; want nothing stored", res, err)
+	}
+}
+
+// A restore keeps the edits made since the backup: an edit may have taken
+// text out ("address removed"), and the backup holds it. The edit of a
+// message the backup lacks stores nothing.
+func TestRestoreKeepsEdits(t *testing.T) {
+	ctx := context.Background()
+	orig := msg(1, 0, 0)
+	orig.Content = "my home address is 12 secret street"
+	data, backup, db := backedUp(t, orig, msg(2, time.Minute, 0))
+	edited := orig
+	edited.Content = "(address removed)"
+	edited.EditedAt = t0.Add(time.Hour).UnixMicro()
+	later := msg(3, 2*time.Minute, 0)
+	laterEdited := later
+	laterEdited.Content, laterEdited.EditedAt = "written after the backup, edited", t0.Add(time.Hour).UnixMicro()
+	apply(t, db, later)
+	if r := apply(t, db, edited, laterEdited); r.Updated != 2 {
+		t.Fatalf("the edits: %+v", r)
+	}
+	db.Close()
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	if m, err := restored.Message(ctx, 1); err != nil || m.Content != edited.Content {
+		t.Errorf("message 1 after the restore: %v, %v; want the edit %q", m, err, edited.Content)
+	}
+	if hits, err := restored.Lexical(ctx, `"secret"`, Filter{}, 10); err != nil || len(hits) != 0 {
+		t.Errorf("the text the edit took out is found again after the restore: %v, %v", hits, err)
+	}
+	if _, err := restored.Message(ctx, 3); err != ErrNotFound {
+		t.Errorf("a message written after the backup was brought by its edit: %v", err)
+	}
+}

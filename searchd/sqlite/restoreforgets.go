@@ -11,7 +11,8 @@ import (
 )
 
 // forgets is what a database was told to forget: the members who opted
-// out and the IDs of deleted or forgotten messages (tombstones). A
+// out, the IDs of deleted or forgotten messages (tombstones), deleted
+// channels, the servers the bot left, and the text edits took away. A
 // restore carries them from the database it replaces into the backup,
 // which may predate them: restoring an old backup must not bring back
 // what a member took away.
@@ -19,6 +20,14 @@ type forgets struct {
 	optOuts    [][2]int64 // user, at
 	tombstones [][2]int64 // message, deleted_at
 	channels   [][2]int64 // deleted on Discord: channel, deleted_at
+	// leftGuilds are the servers the bot left (guild, left_at), which
+	// leave no tombstones; nil with hasLeftGuilds false when the database
+	// predates them.
+	leftGuilds    [][2]int64
+	hasLeftGuilds bool
+	// edits are the edited messages, each as last stored: a backup holds
+	// the text before the edit, and an edit may have taken text out.
+	edits []searchd.Message
 	// version is the replaced database's index_version: the restored one
 	// goes past it, so no cursor made before the restore pages after it.
 	version int64
@@ -63,16 +72,49 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 	if err := db.QueryRowContext(ctx, `SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version'), 0)`).Scan(&f.version); err != nil {
 		return f, err
 	}
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'left_guilds'`).Scan(&f.hasLeftGuilds); err != nil {
+		return f, err
+	}
+	if err := read("left_guilds", `SELECT guild_id, left_at FROM left_guilds`, &f.leftGuilds); err != nil {
+		return f, err
+	}
+	if f.edits, err = readEdits(ctx, db); err != nil {
+		return f, err
+	}
 	return f, read("tombstones", `SELECT message_id, deleted_at FROM tombstones`, &f.tombstones)
 }
 
-// applyForgets makes db forget what f names: every opt-out is recorded
-// and its author forgotten (as OptOut), every tombstone recorded with its
-// time and the message it names deleted (as a deletion), every channel
-// deleted on Discord forgotten for good (as ForgetDeletedChannels, its
-// threads the copy holds with it). Opt-outs are a
-// union: one taken back after the backup was made stays until the member
-// opts in again, the safe side of the two.
+// readEdits reads every edited message as stored, as a partial update:
+// applied over a copy, it replaces the text of a message the copy holds
+// at an older edit, and stores nothing the copy lacks (no author).
+func readEdits(ctx context.Context, db *sql.DB) ([]searchd.Message, error) {
+	rows, err := db.QueryContext(ctx, `SELECT id, channel_id, created_at, edited_at, content, type, COALESCE(reply_to_id, 0), attachments
+		FROM messages WHERE edited_at IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []searchd.Message
+	for rows.Next() {
+		m := searchd.Message{Partial: true}
+		if err := rows.Scan(&m.ID, &m.ChannelID, &m.CreatedAt, &m.EditedAt, &m.Content, &m.Type, &m.ReplyToID, &m.Attachments); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// applyForgets makes db forget what f names: every edit is applied over
+// the older text (as a live edit), every opt-out is recorded and its
+// author forgotten (as OptOut), every tombstone recorded with its time and
+// the message it names deleted (as a deletion), every channel deleted on
+// Discord forgotten for good (as ForgetDeletedChannels, its threads the
+// copy holds with it), and the servers the bot left are those the
+// replaced database left, forgotten (as ForgetLeftGuild; one the bot was
+// added back to since the backup is let in again). Opt-outs are a union:
+// one taken back after the backup was made stays until the member opts in
+// again, the safe side of the two.
 func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) + 1 AS TEXT) WHERE key = 'index_version'`, f.version); err != nil {
@@ -91,10 +133,28 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 				return err
 			}
 		}
+		if !f.hasLeftGuilds {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM left_guilds`); err != nil {
+			return err
+		}
+		for _, g := range f.leftGuilds {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO left_guilds (guild_id, left_at) VALUES (?, ?)`, g[0], g[1]); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	for edits := f.edits; len(edits) > 0; {
+		chunk := edits[:min(len(edits), 1000)]
+		edits = edits[len(chunk):]
+		if _, err := db.Apply(ctx, &searchd.Batch{Messages: chunk}, rules, nil); err != nil {
+			return err
+		}
 	}
 	stored, err := db.storedAmong(ctx, f.tombstones)
 	if err != nil {
@@ -116,13 +176,17 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 		var ids []int64
 		for _, c := range f.channels {
 			ids = append(ids, c[0])
-			threads, err := db.ChannelsOf(ctx, 0, c[0])
-			if err != nil {
-				return err
-			}
-			ids = append(ids, threads...)
+		}
+		ids, err := db.WithTheirThreads(ctx, ids)
+		if err != nil {
+			return err
 		}
 		if _, err := db.ForgetDeletedChannels(ctx, ids, rules); err != nil {
+			return err
+		}
+	}
+	for _, g := range f.leftGuilds {
+		if _, err := db.ForgetLeftGuild(ctx, g[0], rules); err != nil {
 			return err
 		}
 	}
