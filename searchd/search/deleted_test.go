@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"testing"
+	"time"
 
 	"dsearch/searchd"
 	"dsearch/searchd/segment"
@@ -73,4 +74,65 @@ func ranks(t *testing.T, s *Service, mode Mode, query string, seg int64) bool {
 		}
 	}
 	return false
+}
+
+// A result's confidence is judged against the conversations of the
+// channels searched (the two most similar, and their spread), and a
+// deleted conversation is not one of them, though the embedding job has
+// not run since: where a filter keeps it out of the results (an
+// author's) while its channel is searched, its vector set the result's
+// standout and closeness, so whether a result was marked confident
+// depended on text that was deleted.
+func TestDeletedConversationJudgesNoResult(t *testing.T) {
+	ctx := context.Background()
+	const query = "pizza and beer for dinner at the restaurant" // message 10, bob's, alone in its conversation
+	req := Request{Query: query, Mode: Semantic, Limit: 5, Filter: sqlite.Filter{Authors: []int64{alice}}}
+
+	// Reference: message 10 deleted, and the matrix current.
+	fresh := setupWith(t, moreConversations())
+	gone := segmentOf(t, fresh, 10)
+	if _, err := fresh.DB.Apply(ctx, &searchd.Batch{Deletes: []int64{10}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Matrix.Delete(gone) // as the embedding job's next pass does
+	want := run(t, fresh, req)
+
+	// Message 10 deleted; the embedding job has not run yet.
+	s := setupWith(t, moreConversations())
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Deletes: []int64{10}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := run(t, s, req)
+	if len(got.Results) != len(want.Results) {
+		t.Fatalf("%d results, want %d", len(got.Results), len(want.Results))
+	}
+	for i := range want.Results {
+		g, w := got.Results[i], want.Results[i]
+		if g.SegmentID != w.SegmentID || g.Confidence.Standout != w.Confidence.Standout ||
+			g.Confidence.Closeness != w.Confidence.Closeness || g.Confidence.High != w.Confidence.High || g.Confidence.Evidence.N != w.Confidence.Evidence.N {
+			t.Errorf("result %d judged with the deleted text's vector: segment %d %+v; without it: segment %d %+v",
+				i, g.SegmentID, g.Confidence, w.SegmentID, w.Confidence)
+		}
+	}
+}
+
+// moreConversations is the corpus with more conversations, enough to judge
+// confidence by (minSpread).
+func moreConversations() []searchd.Message {
+	out := append([]searchd.Message(nil), corpus...)
+	for i, text := range []string{
+		"the printer at work jams on every second page again",
+		"we should book the train tickets for the holiday early",
+		"my cat knocked the plant off the shelf last night",
+		"the football match went to penalties and we lost",
+		"learning to bake sourdough bread takes patience",
+		"the new phone battery lasts two full days now",
+		"rain all week, the garden finally looks green",
+		"the dentist appointment moved to thursday morning",
+		"our team shipped the release after a long week",
+		"the bike tyre was flat so I walked to the station",
+	} {
+		out = append(out, m(int64(20+i), general, alice, time.Duration(50+10*i)*time.Hour, text))
+	}
+	return out
 }

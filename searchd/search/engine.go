@@ -272,28 +272,20 @@ func (q *query) scan(ctx context.Context, allow *segmentSet, k int) ([]Result, e
 			top, spread, leaders = m.TopKSpreadWithin(q.vec, k, allow.admits(), ref.admits())
 		} else {
 			top, spread = q.topKSpread(allow, k)
+			leaders = top[:min(2, len(top))]
+			if other {
+				leaders, spread = q.spreadOver(ref)
+			}
 		}
-		ids := make([]int64, len(top))
-		for i, sc := range top {
-			ids[i] = sc.ID
-		}
-		current, err := q.svc.DB.CurrentVectorsOf(ctx, ids)
+		// The results, and the leaders they are judged against (a
+		// deleted conversation must not make a result look less clear),
+		// must be current.
+		stale, err := q.dropStale(ctx, top, leaders)
 		if err != nil {
 			return nil, err
 		}
-		if len(current) == len(ids) {
+		if !stale {
 			break
-		}
-		for _, id := range ids { // each pass removes one row at least
-			if !current[id] {
-				q.svc.Matrix.Delete(id)
-			}
-		}
-	}
-	if !together {
-		leaders = top[:min(2, len(top))]
-		if other {
-			leaders, spread = q.spreadOver(ref)
 		}
 	}
 	q.spread, q.leaders = spread, leaders
@@ -306,6 +298,31 @@ func (q *query) scan(ctx context.Context, allow *segmentSet, k int) ([]Result, e
 			Components: map[string]Component{"semantic": {Rank: i + 1, Score: float64(sc.Score)}}})
 	}
 	return out, nil
+}
+
+// dropStale takes out of the matrix the rows among lists whose vector
+// is no longer the store's (the conversation deleted, or changed and not
+// embedded again), and reports whether there were any: each pass of a
+// scan removes one row at least.
+func (q *query) dropStale(ctx context.Context, lists ...[]index.Scored) (bool, error) {
+	var ids []int64
+	for _, l := range lists {
+		for _, sc := range l {
+			ids = append(ids, sc.ID)
+		}
+	}
+	current, err := q.svc.DB.CurrentVectorsOf(ctx, ids)
+	if err != nil {
+		return false, err
+	}
+	stale := false
+	for _, id := range ids {
+		if !current[id] {
+			q.svc.Matrix.Delete(id)
+			stale = true
+		}
+	}
+	return stale, nil
 }
 
 // topKSpread is the matrix's top k among the segments allow admits (nil:

@@ -710,15 +710,22 @@ func (a *applier) touchSegmentOf(msg int64) error {
 	if _, err := a.exec(`UPDATE segments SET revision = revision + 1 WHERE id = (SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg); err != nil {
 		return err
 	}
-	return a.dropSummaryOf(`(SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg)
+	return a.dropDerived(`(SELECT segment_id FROM message_segments WHERE message_id = ?)`, msg)
 }
 
-// dropSummaryOf deletes the cached catch-up summary of the segment the
-// subquery names: a stale one is never shown, but it would keep on disk
-// what an edit, a deletion or an opt-out took away.
-func (a *applier) dropSummaryOf(segment string, arg int64) error {
-	_, err := a.exec(`DELETE FROM segment_summaries WHERE segment_id = `+segment, arg)
-	return err
+// dropDerived deletes what was computed from the text of the segment the
+// subquery names: its vector and windows and its cached catch-up summary.
+// Once a message of it changed or left (an edit, a deletion, an opt-out, a
+// re-segmentation), stale ones are never used, but they would keep on
+// disk what was taken away (a vector encodes its text); the embedding job
+// embeds the segment again.
+func (a *applier) dropDerived(segment string, arg int64) error {
+	for _, table := range []string{"segment_summaries", "segment_windows", "segment_vectors"} {
+		if _, err := a.exec(`DELETE FROM `+table+` WHERE segment_id = `+segment, arg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteMessage removes a message and its membership and leaves a
@@ -762,10 +769,7 @@ func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
 		if err != nil {
 			return err
 		}
-		s.recount = true
-		if err := a.dropSummaryOf(`?`, seg); err != nil {
-			return err
-		}
+		s.recount = true // and what was derived from its text dropped (flush)
 	}
 	return nil
 }

@@ -459,11 +459,15 @@ func (a *applier) newSpan(m *searchd.Message) (*span, error) {
 }
 
 // flush writes changed segments back. A segment that lost members is
-// recomputed from what remains, and removed when nothing does.
+// recomputed from what remains, and removed when nothing does; what was
+// derived from its text goes (dropDerived).
 func (a *applier) flush() error {
 	for id, s := range a.spans {
 		if s.recount {
 			if err := a.recount(s); err != nil {
+				return err
+			}
+			if err := a.dropDerived(`?`, id); err != nil {
 				return err
 			}
 			s.recount, s.dirty = false, true
