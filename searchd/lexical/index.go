@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"runtime"
 	"slices"
@@ -22,10 +23,13 @@ type Index struct {
 	// meta is what a filter reads of a message, apart from docs: a
 	// filtered search reads it for every candidate, so it is small (16
 	// bytes a message).
-	meta  []docMeta
-	byID  docTable
-	dead  bitset // docs deleted or replaced, until compaction
-	texts texts
+	meta []docMeta
+	byID docTable
+	dead bitset // docs deleted or replaced, until compaction
+	// deadDocs lists them, in the order deleted: a long list's counts by
+	// channel include them until compaction (scope.count).
+	deadDocs []uint32
+	texts    texts
 	// postings holds each term's list by pointer: a map assignment would
 	// replace the key with the new message's token, a slice of its text
 	// that kept the whole text alive (see Put).
@@ -173,10 +177,27 @@ func (sc scope) count(l postingList, live int) int {
 		return live
 	}
 	x, n := sc.x, 0
+	deleted := x.live < len(x.docs)
+	if l.byChannel != nil && len(x.deadDocs) <= maxDeadLookups {
+		for c, k := range l.byChannel {
+			if c < len(sc.in.channels) && sc.in.channels[c] {
+				n += int(k)
+			}
+		}
+		// Less the deleted messages of the scope the list holds (its
+		// postings are in doc order).
+		for _, d := range x.deadDocs {
+			if sc.in.channels[x.meta[d].channel] {
+				if _, found := slices.BinarySearchFunc(l.ps, d, func(p posting, d uint32) int { return cmp.Compare(p.doc, d) }); found {
+					n--
+				}
+			}
+		}
+		return n
+	}
 	// A block whose channels' bits are all of the scope's channels is
 	// counted whole (an audience reads most channels): no message of it
 	// need be looked at, unless some are deleted.
-	deleted := x.live < len(x.docs)
 	for b := range l.blocks {
 		bits := l.spans[b].channels
 		if bits&sc.in.channelBits == 0 {
@@ -195,6 +216,10 @@ func (sc scope) count(l postingList, live int) int {
 	}
 	return n
 }
+
+// maxDeadLookups bounds the deleted messages a count looks up in a long
+// list (a binary search each) before it walks the list instead.
+const maxDeadLookups = 4096
 
 func mean(sum int64, n int) float64 {
 	if n == 0 {
@@ -260,6 +285,12 @@ func (x *Index) Put(d Doc) {
 			}
 		}
 		l.addOf(posting{doc: n, tf: uint16(min(c, math.MaxUint16)), len: uint16(min(length, longDoc))}, x.meta[n])
+		switch {
+		case l.byChannel != nil:
+			l.countIn(x.meta[n].channel)
+		case len(l.ps) >= countedFrom:
+			l.countChannels(x.meta)
+		}
 	}
 }
 
@@ -277,7 +308,7 @@ func (x *Index) Trim() {
 		return slices.Clip(ps)
 	}
 	for _, l := range x.postings {
-		*l = postingList{ps: exact(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans)}
+		*l = postingList{ps: exact(l.ps), blocks: slices.Clip(l.blocks), spans: slices.Clip(l.spans), byChannel: slices.Clip(l.byChannel)}
 	}
 	x.docs, x.meta = slices.Clip(x.docs), slices.Clip(x.meta)
 	if len(x.texts.chunks) > 0 {
@@ -299,6 +330,7 @@ func (x *Index) deleteLocked(id int64) {
 	}
 	x.byID.remove(x.docs, id)
 	x.dead.set(n)
+	x.deadDocs = append(x.deadDocs, n)
 	x.live--
 	x.tokens -= int64(x.docs[n].length)
 	x.countIn(x.meta[n].channel, -1, -int64(x.docs[n].length))
@@ -335,12 +367,15 @@ func (x *Index) compactLocked() {
 			continue
 		}
 		*l = postingList{ps: slices.Clip(out.ps), blocks: slices.Clip(out.blocks), spans: slices.Clip(out.spans)}
+		if len(l.ps) >= countedFrom {
+			l.countChannels(meta)
+		}
 	}
 	for r, toks := range x.prefixes {
 		x.prefixes[r] = slices.DeleteFunc(toks, func(t string) bool { _, ok := x.postings[t]; return !ok })
 	}
 	x.docs, x.meta, x.texts = docs, meta, kept
-	x.dead = make(bitset, len(x.dead))
+	x.dead, x.deadDocs = make(bitset, len(x.dead)), nil
 	x.byID.rebuild(x.docs, x.dead)
 }
 

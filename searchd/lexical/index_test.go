@@ -210,6 +210,86 @@ func TestLengthIsTheIndexs(t *testing.T) {
 	}
 }
 
+// A long list counts its messages by channel (countedFrom), and Rarity
+// over any set of channels sums those counts: the same as counting the
+// messages, through deletions (counted message by message while they
+// wait), compactions, and lists that grow past countedFrom as they come.
+func TestRarityByChannelCountsIsTheCount(t *testing.T) {
+	defer func(n int) { countedFrom = n }(countedFrom)
+	countedFrom = 16
+	x := NewIndex()
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"moving", "boxes", "pizza", "이사", "rare"}
+	type stored struct {
+		channel int64
+		text    string
+	}
+	docs := map[int64]stored{}
+	id := int64(0)
+	put := func() {
+		id++
+		var text []string
+		for _, w := range words[:4] {
+			if rng.IntN(3) > 0 {
+				text = append(text, w)
+			}
+		}
+		if rng.IntN(40) == 0 {
+			text = append(text, "rare")
+		}
+		d := stored{int64(1 + rng.IntN(70)), strings.Join(text, " ")} // 70 channels: bits shared
+		docs[id] = d
+		x.Put(Doc{ID: id, ChannelID: d.channel, Content: d.text})
+	}
+	terms := []Term{{Text: "moving"}, {Text: "boxes"}, {Text: "pizza"}, {Text: "이사", CJK: true}, {Text: "rare"}}
+	check := func(when string) {
+		t.Helper()
+		for trial := range 40 {
+			var scope []int64
+			in := map[int64]bool{}
+			for c := int64(1); c <= 72; c++ {
+				if trial == 0 || rng.IntN(4) > 0 {
+					scope, in[c] = append(scope, c), true
+				}
+			}
+			want := make([]int, len(terms))
+			for _, d := range docs {
+				if !in[d.channel] {
+					continue
+				}
+				for i, term := range terms {
+					if strings.Contains(d.text, term.Text) {
+						want[i]++
+					}
+				}
+			}
+			if got, _, _ := x.Rarity(terms, scope); !slices.Equal(got, want) {
+				t.Fatalf("%s, scope of %d channels: df %v, counted %v", when, len(scope), got, want)
+			}
+		}
+	}
+	for range 3000 {
+		put()
+	}
+	check("after the load")
+	for i := int64(1); i <= 500; i++ { // waiting deletions
+		x.Delete(i)
+		delete(docs, i)
+	}
+	check("with deletions waiting")
+	for i := int64(501); i <= 1500; i++ { // enough to compact
+		x.Delete(i)
+		delete(docs, i)
+	}
+	check("after a compaction")
+	for range 500 {
+		put()
+	}
+	check("after more messages")
+	x.Trim()
+	check("after a trim")
+}
+
 // Rarity over some channels counts their messages only: how often a word
 // is said in a channel the asker cannot read changes nothing it says.
 func TestRarityIsTheChannels(t *testing.T) {

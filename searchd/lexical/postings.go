@@ -14,6 +14,32 @@ type postingList struct {
 	ps     []posting
 	blocks []block
 	spans  []span // a block's messages' times and channels, apart: only filtered searches read them
+	// byChannel counts a long list's postings by channel ordinal (dead
+	// ones included), from countedFrom postings on: how many messages of
+	// an audience's channels hold a common word is then a sum over the
+	// channels, not a walk over millions of postings whose blocks mix
+	// channels the audience reads with one it cannot (scope.count).
+	byChannel []int32
+}
+
+// countedFrom is the length from which a list counts its postings by
+// channel: 80 channels' counts cost what 20 postings do.
+var countedFrom = 4096
+
+// countChannels counts l's postings by channel from scratch, when it
+// reaches countedFrom postings or is rebuilt; meta describes the docs.
+func (l *postingList) countChannels(meta []docMeta) {
+	l.byChannel = l.byChannel[:0]
+	for _, p := range l.ps {
+		l.countIn(meta[p.doc].channel)
+	}
+}
+
+func (l *postingList) countIn(channel uint32) {
+	for int(channel) >= len(l.byChannel) {
+		l.byChannel = append(l.byChannel, 0)
+	}
+	l.byChannel[channel]++
 }
 
 // block bounds the weights of its postings: none holds the term more
