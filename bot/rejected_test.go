@@ -1,0 +1,125 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
+
+	"dsearch/shared/api"
+)
+
+// A batch searchd refused waits in SPOOL/rejected/ for a person and
+// --replay-rejected. What Discord removes meanwhile leaves those files
+// once searchd took the removal, as an opt-out's messages do: a message
+// deleted alone or in bulk, a thread deleted, a channel deleted with its
+// threads (those the gateway's state knows, and one only the rejected
+// batch places), an older copy of a message edited since, a message and
+// a channel deleted while the bot was away (found by a catch-up's page
+// and at the start), and a server the bot was removed from. A file left
+// with nothing goes.
+func TestDeletedTextLeavesTheRejectedSpool(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	const plans, plansThread, placedThread = 2100, 2101, 2102
+	e.discord.CreateChannel(discord.Channel{ID: plans, Type: discord.GuildText, Name: "plans", ParentID: category})
+	e.discord.CreateChannel(discord.Channel{ID: plansThread, Type: discord.GuildPublicThread, Name: "plans thread", ParentID: plans})
+
+	at := h[0].Timestamp.Time()
+	msg := func(id api.ID, ch discord.ChannelID, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: api.ID(ch), GuildID: guildID,
+			Author: api.Author{ID: alice, Username: "alice"}, Content: text, CreatedAt: at}
+	}
+	write := func(seq int, b api.MessageBatch) string {
+		data, _ := json.Marshal(b)
+		p := filepath.Join(e.cfg.SpoolDir, "rejected", fmt.Sprintf("%020d.json", seq))
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	alone := write(97, api.MessageBatch{Messages: []api.MessageUpsert{msg(990, general, "deleted alone on discord")}})
+	awayID := api.ID(h[255].ID) // stored, and deleted on Discord while the bot is away
+	kept := write(98, api.MessageBatch{
+		Channels: []api.Channel{{ID: placedThread, GuildID: guildID, ParentID: plans, Name: "a thread only rejected places", Kind: "GuildPublicThread"}},
+		Messages: []api.MessageUpsert{
+			msg(991, general, "deleted in bulk on discord"),
+			msg(993, thread, "in a thread deleted on discord"),
+			msg(994, plans, "in a channel deleted on discord"),
+			msg(995, plansThread, "in the deleted channel's thread"),
+			msg(996, placedThread, "in a thread only the batch places"),
+			msg(997, general, "before its edit"),
+			msg(awayID, general, "deleted while the bot was away"),
+			msg(998, staff, "in a channel deleted while the bot was away"),
+			msg(999, general, "in the server the bot was removed from"),
+		}})
+	read := func() string {
+		data, err := os.ReadFile(kept)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	// gone waits for the texts to leave the rejected batch, and checks
+	// that the later steps' texts are still there.
+	steps := [][]string{
+		{"deleted in bulk on discord"},
+		{"in a thread deleted on discord"},
+		{"in a channel deleted on discord", "in the deleted channel's thread", "in a thread only the batch places", "a thread only rejected places"},
+		{"before its edit"},
+		{"deleted while the bot was away", "in a channel deleted while the bot was away"},
+		{"in the server the bot was removed from"},
+	}
+	step := 0
+	gone := func(what string) {
+		t.Helper()
+		waitFor(t, what, func() bool {
+			data := read()
+			for _, text := range steps[step] {
+				if strings.Contains(data, text) {
+					return false
+				}
+			}
+			return true
+		})
+		data := read()
+		for _, later := range steps[step+1:] {
+			for _, text := range later {
+				if !strings.Contains(data, text) {
+					t.Fatalf("%s took out %q too: %s", what, text, data)
+				}
+			}
+		}
+		step++
+	}
+
+	e.discord.Dispatch("MESSAGE_DELETE", map[string]any{"id": "990", "channel_id": general, "guild_id": guildID})
+	waitFor(t, "the batch left empty removed", func() bool { _, err := os.Stat(alone); return os.IsNotExist(err) })
+	e.discord.Dispatch("MESSAGE_DELETE_BULK", map[string]any{"ids": []string{"991", "992"}, "channel_id": general, "guild_id": guildID})
+	gone("the bulk deletion")
+	e.discord.DeleteChannel(thread)
+	gone("the thread's deletion")
+	e.discord.DeleteChannel(plans)
+	gone("the channel's deletion")
+	edited := message(general, user(alice, "alice"), at, "after its edit")
+	edited.ID, edited.EditedTimestamp = 997, discord.NewTimestamp(at.Add(time.Hour))
+	e.discord.Dispatch("MESSAGE_UPDATE", edited)
+	gone("the edit")
+
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.discord.Remove(general, h[255].ID)
+	e.discord.DeleteChannel(staff)
+	e.start()
+	gone("the deletions made while the bot was away")
+
+	e.discord.RemoveBot()
+	waitFor(t, "the batch left empty removed", func() bool { _, err := os.Stat(kept); return os.IsNotExist(err) })
+}
