@@ -77,7 +77,7 @@ func (b *Bot) addHandlers() {
 		if b.allowed(g) {
 			b.marks.forget(ch)
 			b.batch.forget([]api.ID{api.ID(ch)}, nil)
-			b.noteStatus(b.status.complete(ch))
+			b.noteStatus(b.status.forget(api.ID(ch)))
 		}
 	}
 	b.state.AddSyncHandler(func(e *gateway.ChannelDeleteEvent) { forget(e.GuildID, e.ID) })

@@ -274,6 +274,9 @@ func (b *Bot) forgetVanished(ctx context.Context, g discord.GuildID, listed []di
 	if len(gone) > 0 {
 		b.log.Info("forgetting channels deleted on Discord while the bot was away", "guild", g, "channels", len(gone))
 		b.batch.forget(gone, nil)
+		if b.status != nil { // a full reconciliation leaves the status to the bot
+			b.noteStatus(b.status.forget(gone...))
+		}
 	}
 	return len(gone), nil
 }

@@ -19,6 +19,9 @@ type status struct {
 
 	mu sync.Mutex
 	s  api.BotStatus
+	// parents holds each incomplete thread's channel: a channel deleted
+	// on Discord takes its threads with it, and no event comes for them.
+	parents map[api.ID]api.ID
 }
 
 func newStatus(dir string) *status {
@@ -47,7 +50,28 @@ func (st *status) incomplete(ch discord.Channel, why string, retrying bool) erro
 		s.Incomplete = slices.DeleteFunc(s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == api.ID(ch.ID) })
 		s.Incomplete = append(s.Incomplete, api.IncompleteChannel{Channel: api.ID(ch.ID), Guild: api.ID(ch.GuildID),
 			Name: ch.Name, Why: Redact(why), Retrying: retrying})
+		if isThread(ch.Type) && ch.ParentID.IsValid() {
+			if st.parents == nil {
+				st.parents = map[api.ID]api.ID{}
+			}
+			st.parents[api.ID(ch.ID)] = api.ID(ch.ParentID)
+		}
 	})
+}
+
+// forget drops the channels deleted on Discord, with their threads: an
+// entry names a channel members named, and would stay for good.
+func (st *status) forget(chs ...api.ID) error {
+	gone := func(c api.IncompleteChannel) bool {
+		return slices.Contains(chs, c.Channel) || slices.Contains(chs, st.parents[c.Channel])
+	}
+	st.mu.Lock()
+	found := slices.ContainsFunc(st.s.Incomplete, gone)
+	st.mu.Unlock()
+	if !found {
+		return nil
+	}
+	return st.update(func(s *api.BotStatus) { s.Incomplete = slices.DeleteFunc(s.Incomplete, gone) })
 }
 
 func (st *status) complete(ch discord.ChannelID) error {

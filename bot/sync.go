@@ -98,7 +98,10 @@ func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, 
 	var he *httputil.HTTPError
 	switch {
 	case errors.As(err, &he) && he.Status == 404:
-		return // deleted: its CHANNEL_DELETE or THREAD_DELETE forgets it
+		// Deleted: its CHANNEL_DELETE or THREAD_DELETE forgets it, but
+		// none comes for a deleted channel's threads.
+		b.noteStatus(b.status.forget(api.ID(ch.ID)))
+		return
 	case errors.As(err, &he) && he.Status == 403:
 		b.log.Warn("backfill: channel skipped", "channel", ch.ID, "err", discordErr(err))
 		b.noteStatus(b.status.incomplete(ch, discordErr(err).Error(), false))
