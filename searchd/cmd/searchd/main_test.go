@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -356,6 +357,20 @@ func TestDoctorBackupForget(t *testing.T) {
 	}
 	if _, err := run(t, "forget", "--data", data); err == nil {
 		t.Error("forget with no selection accepted")
+	}
+	// A channel's threads go with it (the sample's thread hangs off
+	// #general).
+	if out, err := run(t, "forget", "--data", data, "--channel", sample.GeneralID); err != nil {
+		t.Fatalf("forget --channel: %v\n%s", err, out)
+	}
+	db, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	thread, _ := api.ParseID(sample.ThreadID)
+	if ids, err := db.MessageIDs(context.Background(), int64(thread), 0, math.MaxInt64, 10); err != nil || len(ids) != 0 {
+		t.Errorf("after forget --channel #general: its thread holds messages %v (%v); want none", ids, err)
 	}
 }
 

@@ -70,7 +70,7 @@ func (m *Main) forgetCmd() *ffcli.Command {
 	var channel, author, before string
 	return command("forget", "--channel ID | --author ID | --before TIME", "delete messages and everything derived from them", &cfg,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&channel, "channel", "", "a channel's messages")
+			fs.StringVar(&channel, "channel", "", "a channel's messages and its threads'")
 			fs.StringVar(&author, "author", "", "an author's messages and every name they were seen under")
 			fs.StringVar(&before, "before", "", "messages older than this (RFC 3339 or date)")
 		},
@@ -104,9 +104,22 @@ func (m *Main) forgetCmd() *ffcli.Command {
 				return err
 			}
 			defer db.Close()
-			n, err := db.Forget(ctx, f, cfg.Rules)
-			if err != nil {
-				return err
+			// A channel's threads go with it, as when the bot forgets a
+			// channel deleted on Discord.
+			channels := []int64{f.Channel}
+			if f.Channel != 0 {
+				if channels, err = db.WithTheirThreads(ctx, channels); err != nil {
+					return err
+				}
+			}
+			n := 0
+			for _, ch := range channels {
+				f.Channel = ch
+				forgot, err := db.Forget(ctx, f, cfg.Rules)
+				n += forgot
+				if err != nil {
+					return err
+				}
 			}
 			if _, err := db.PurgeDeleted(ctx, false); err != nil { // gone from the file now
 				return err
