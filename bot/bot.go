@@ -270,9 +270,8 @@ func (b *Bot) gateway(ctx context.Context) error {
 // post sends one spooled batch to searchd (and what it removed leaves
 // SPOOL/rejected/: the batches rejected before it are all there now).
 func (b *Bot) post(ctx context.Context, mb *api.MessageBatch) error {
-	return b.postRemoving(mb, func(mb *api.MessageBatch) error {
-		_, err := b.searchd.PostMessages(ctx, mb)
-		return err
+	return b.postRemoving(mb, func(mb *api.MessageBatch) (*api.BatchResult, error) {
+		return b.searchd.PostMessages(ctx, mb)
 	})
 }
 

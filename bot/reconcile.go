@@ -69,9 +69,8 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 	b := &Bot{cfg: cfg, log: cfg.Log, state: st, searchd: sd, marks: mk}
 	b.batch = &batcher{log: cfg.Log, maxItems: api.MaxBatchItems, marks: b.marks,
 		put: func(mb *api.MessageBatch) error {
-			return b.postRemoving(mb, func(mb *api.MessageBatch) error {
-				_, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return sd.PostMessages(ctx, mb) })
-				return err
+			return b.postRemoving(mb, func(mb *api.MessageBatch) (*api.BatchResult, error) {
+				return retryFunc(ctx, b, func() (*api.BatchResult, error) { return sd.PostMessages(ctx, mb) })
 			})
 		}}
 	if err := st.Open(ctx); err != nil {

@@ -87,11 +87,18 @@ func (b *Bot) forgetRejected(r *removal) {
 }
 
 // postRemoving sends mb with send and, once searchd took it, takes what
-// it removed out of SPOOL/rejected/.
-func (b *Bot) postRemoving(mb *api.MessageBatch, send func(*api.MessageBatch) error) error {
+// it removed out of SPOOL/rejected/, with every thread of a forgotten
+// channel searchd knows (an archived one is not in the gateway's state).
+func (b *Bot) postRemoving(mb *api.MessageBatch, send func(*api.MessageBatch) (*api.BatchResult, error)) error {
 	r := b.removalOf(mb)
-	if err := send(mb); err != nil {
+	res, err := send(mb)
+	if err != nil {
 		return err
+	}
+	if r != nil && res != nil {
+		for _, c := range res.ForgotChannels {
+			r.channels[c] = true
+		}
 	}
 	b.forgetRejected(r)
 	return nil

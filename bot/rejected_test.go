@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -122,4 +123,54 @@ func TestDeletedTextLeavesTheRejectedSpool(t *testing.T) {
 
 	e.discord.RemoveBot()
 	waitFor(t, "the batch left empty removed", func() bool { _, err := os.Stat(kept); return os.IsNotExist(err) })
+}
+
+// A channel deleted on Discord takes its archived threads' messages out
+// of SPOOL/rejected/ too. The gateway's state lists active threads only,
+// and a rejected batch need not place the thread; searchd, which knows
+// the thread's parent, says which threads it forgot with the channel
+// (api.BatchResult.ForgotChannels).
+func TestArchivedThreadLeavesRejectedWithItsChannel(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	const plans, archived = 2100, 2103
+	e.discord.CreateChannel(discord.Channel{ID: plans, Type: discord.GuildText, Name: "plans", ParentID: category})
+	// Archived before: listed by REST, never in the gateway's state.
+	e.discord.AddArchived(discord.Channel{ID: archived, Type: discord.GuildPublicThread, Name: "old plans", ParentID: plans,
+		ThreadMetadata: &discord.ThreadMetadata{Archived: true, ArchiveTimestamp: discord.NewTimestamp(t0.Add(time.Hour))}})
+
+	at := h[0].Timestamp.Time()
+	msg := func(id api.ID, ch discord.ChannelID, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: api.ID(ch), GuildID: guildID,
+			Author: api.Author{ID: alice, Username: "alice"}, Content: text, CreatedAt: at}
+	}
+	// The thread was placed in searchd while it was active (its
+	// THREAD_CREATE, before a restart emptied the state of it)...
+	if _, err := e.c.PostMessages(context.Background(), &api.MessageBatch{Channels: []api.Channel{
+		{ID: archived, GuildID: guildID, ParentID: plans, Name: "old plans", Kind: "GuildPublicThread"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// ... and a live batch of its messages was refused by searchd.
+	data, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		msg(994, plans, "in a channel deleted on discord"),
+		msg(995, archived, "in the deleted channel's archived thread"),
+	}})
+	kept := filepath.Join(e.cfg.SpoolDir, "rejected", fmt.Sprintf("%020d.json", 98))
+	if err := os.WriteFile(kept, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		data, err := os.ReadFile(kept)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	e.discord.DeleteChannel(plans)
+	waitFor(t, "the channel's own message taken out", func() bool { return !strings.Contains(read(), "in a channel deleted on discord") })
+	time.Sleep(500 * time.Millisecond)
+	if data := read(); strings.Contains(data, "in the deleted channel's archived thread") {
+		t.Fatalf("the deleted channel's archived thread's text stays in SPOOL/rejected/: %s", data)
+	}
 }

@@ -83,7 +83,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	forgot, err := s.forgetPlaces(r.Context(), &in)
+	forgot, forgotChannels, err := s.forgetPlaces(r.Context(), &in)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,8 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 		s.Embedding.Job.Kick()
 	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
-		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated, Conflicts: res.Conflicts})
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated, Conflicts: res.Conflicts,
+		ForgotChannels: forgotChannels})
 }
 
 // toBatch validates a request batch and converts it.
@@ -181,30 +182,34 @@ func toBatch(in *api.MessageBatch) (*searchd.Batch, error) {
 // the bot removed from them. A deleted channel is forgotten for good
 // (sqlite.DB.ForgetDeletedChannels); a guild's messages come back if the
 // bot is added to it again (sqlite.DB.ForgetLeftGuild). It returns how
-// many messages it forgot.
-func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, error) {
+// many messages it forgot, and the deleted channels with their threads.
+func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, []api.ID, error) {
 	var deleted []int64
 	for _, c := range in.ForgetChannels {
 		deleted = append(deleted, int64(c))
 	}
 	deleted, err := s.DB.WithTheirThreads(ctx, deleted)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	n := 0
 	for _, g := range in.ForgetGuilds {
 		forgot, err := s.DB.ForgetLeftGuild(ctx, int64(g), s.Rules)
 		n += forgot
 		if err != nil {
-			return n, err
+			return n, nil, err
 		}
 	}
 	if len(deleted) > 0 {
 		forgot, err := s.DB.ForgetDeletedChannels(ctx, deleted, s.Rules)
 		n += forgot
 		if err != nil {
-			return n, err
+			return n, nil, err
 		}
+	}
+	ids := make([]api.ID, len(deleted))
+	for i, c := range deleted {
+		ids[i] = api.ID(c)
 	}
 	if n > 0 {
 		// Their traces leave the file at serve's next purge: a server that
@@ -212,7 +217,7 @@ func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, e
 		// index each time.
 		s.Log.Info("forgot channels and servers", "channels", len(deleted), "servers", len(in.ForgetGuilds), "messages", n)
 	}
-	return n, nil
+	return n, ids, nil
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) error {

@@ -289,6 +289,10 @@ type BatchResult struct {
 	// Conflicts are messages refused because their ID is stored in
 	// another channel (the stored one is kept).
 	Conflicts int `json:"conflicts,omitempty"`
+	// ForgotChannels are the channels forget_channels forgot, with every
+	// thread of theirs searchd knows (an archived one the bot's gateway
+	// state lacks): what the bot takes out of its rejected batches.
+	ForgotChannels []ID `json:"forgot_channels,omitempty"`
 }
 
 // Backfill is a channel's backfill checkpoint, kept by searchd for the
