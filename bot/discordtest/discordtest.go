@@ -32,7 +32,7 @@ const Token = "fake-token"
 type Guild struct {
 	Guild    discord.Guild
 	Channels []discord.Channel // including active threads
-	Archived []discord.Channel // archived public threads
+	Archived []discord.Channel // archived threads (a private one listed to the bot if ThreadMember is set)
 	Members  []discord.Member  // the bot's own member included
 }
 
@@ -138,8 +138,8 @@ func (d *Discord) AddChannels(chs ...discord.Channel) {
 	}
 }
 
-// AddArchived adds archived public threads (ThreadMetadata's
-// ArchiveTimestamp set): Discord lists them apart (archivedPage).
+// AddArchived adds archived threads (ThreadMetadata's ArchiveTimestamp
+// set): Discord lists them apart (archivedPage, joinedPrivatePage).
 func (d *Discord) AddArchived(threads ...discord.Channel) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -233,6 +233,30 @@ func (d *Discord) CreateChannel(ch discord.Channel) {
 	} else {
 		d.dispatch("CHANNEL_CREATE", ch)
 	}
+}
+
+// ArchiveThread archives an active thread as Discord does (by hand or
+// after its inactivity): it moves to the archived listings, and
+// THREAD_UPDATE is dispatched (lost with the session if no bot is
+// connected).
+func (d *Discord) ArchiveThread(id discord.ChannelID, at time.Time) {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.IndexFunc(d.guild.Channels, func(c discord.Channel) bool { return c.ID == id })
+	if i < 0 {
+		d.t.Fatalf("discordtest: no active thread %s", id)
+	}
+	th := d.guild.Channels[i]
+	d.guild.Channels = slices.Delete(d.guild.Channels, i, i+1)
+	meta := discord.ThreadMetadata{}
+	if th.ThreadMetadata != nil {
+		meta = *th.ThreadMetadata
+	}
+	meta.Archived, meta.ArchiveTimestamp = true, discord.NewTimestamp(at)
+	th.ThreadMetadata = &meta
+	d.guild.Archived = append(d.guild.Archived, th)
+	d.dispatch("THREAD_UPDATE", th)
 }
 
 // DeleteChannel deletes a channel or thread with its messages and

@@ -267,7 +267,7 @@ func (d *Discord) guildCreate() map[string]any {
 	var chans, threads []discord.Channel
 	for _, c := range d.guild.Channels {
 		c.GuildID = g.ID
-		if c.Type == discord.GuildPublicThread || c.Type == discord.GuildPrivateThread {
+		if isThread(c.Type) {
 			threads = append(threads, c)
 		} else {
 			chans = append(chans, c)

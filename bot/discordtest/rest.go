@@ -3,6 +3,7 @@
 package discordtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -96,13 +97,15 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && path == "/guilds/"+d.guild.Guild.ID.String()+"/threads/active":
 		var threads []discord.Channel
 		for _, c := range d.guild.Channels {
-			if c.Type == discord.GuildPublicThread || c.Type == discord.GuildPrivateThread {
+			if isThread(c.Type) {
 				threads = append(threads, c)
 			}
 		}
 		writeJSON(w, 200, map[string]any{"threads": threads, "members": []any{}})
 	case r.Method == "GET" && len(parts) == 5 && parts[0] == "channels" && parts[2] == "threads" && parts[4] == "public":
 		d.archivedPage(w, r, parts[1])
+	case r.Method == "GET" && len(parts) == 7 && parts[0] == "channels" && parts[2] == "users" && parts[3] == "@me" && parts[6] == "private":
+		d.joinedPrivatePage(w, r, parts[1])
 	default:
 		writeJSON(w, 404, map[string]any{"message": "404: Not Found", "code": 0})
 	}
@@ -135,7 +138,9 @@ func (d *Discord) archivedPage(w http.ResponseWriter, r *http.Request, parent st
 	}
 	var threads []discord.Channel
 	for _, c := range d.guild.Archived {
-		if c.ParentID.String() == parent && (before.IsZero() || archivedAt(c).Before(before)) {
+		// Public threads only (announcement threads are public): Discord
+		// lists archived private threads on routes of their own.
+		if c.Type != discord.GuildPrivateThread && c.ParentID.String() == parent && (before.IsZero() || archivedAt(c).Before(before)) {
 			threads = append(threads, c)
 		}
 	}
@@ -153,6 +158,37 @@ func (d *Discord) archivedPage(w http.ResponseWriter, r *http.Request, parent st
 		page = append(page, m)
 	}
 	writeJSON(w, 200, map[string]any{"threads": page, "members": []any{}, "has_more": more})
+}
+
+// joinedPrivatePage answers List Joined Private Archived Threads as
+// Discord does: the channel's archived private threads the bot joined
+// (ThreadMember set), by ID, newest first, those before the thread ID
+// given (not a time, as the public listing), at most limit (default 50).
+func (d *Discord) joinedPrivatePage(w http.ResponseWriter, r *http.Request, parent string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var before discord.Snowflake
+	if v := r.URL.Query().Get("before"); v != "" {
+		var err error
+		if before, err = discord.ParseSnowflake(v); err != nil {
+			writeJSON(w, 400, map[string]any{"message": "Invalid Form Body", "code": 50035})
+			return
+		}
+	}
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 50
+	}
+	threads := []discord.Channel{}
+	for _, c := range d.guild.Archived {
+		if c.Type == discord.GuildPrivateThread && c.ThreadMember != nil && c.ParentID.String() == parent &&
+			(before == 0 || discord.Snowflake(c.ID) < before) {
+			threads = append(threads, c)
+		}
+	}
+	slices.SortFunc(threads, func(a, b discord.Channel) int { return cmp.Compare(b.ID, a.ID) })
+	more := len(threads) > limit
+	writeJSON(w, 200, map[string]any{"threads": threads[:min(limit, len(threads))], "members": []any{}, "has_more": more})
 }
 
 // failed answers a request a Fault names.
