@@ -106,7 +106,8 @@ func (b *Bot) threadListings(ctx context.Context, g discord.GuildID, missed []di
 }
 
 // readableByBot lists the guild's channels with messages, their active
-// threads and their archived public threads that the bot may read. missed
+// threads, their archived public threads and the archived private threads
+// the bot joined, that the bot may read. missed
 // says which thread listings Discord failed on (the threads they would
 // have listed are left out), as entries for the status file: the server's
 // active threads, or a channel's archived ones.
@@ -167,7 +168,12 @@ func (b *Bot) readableByBot(g discord.GuildID) (out, missed []discord.Channel, e
 		if !holdsThreads(p.Type) {
 			continue
 		}
-		if err := b.archivedThreads(p.ID, add); err != nil {
+		err := b.archivedThreads(p.ID, add)
+		if err == nil && p.Type == discord.GuildText {
+			// Private threads exist only in text channels.
+			err = b.joinedPrivateThreads(p.ID, add)
+		}
+		if err != nil {
 			b.log.Warn("backfill: cannot list archived threads", "channel", p.ID, "err", err)
 			m := p
 			m.Topic = "cannot list its archived threads: " + discordErr(err).Error()
@@ -231,6 +237,42 @@ func (b *Bot) archivedThreads(parent discord.ChannelID, add func(discord.Channel
 			}
 		}
 		before = next
+	}
+}
+
+// joinedPrivateThreads calls add with each of a text channel's archived
+// private threads the bot joined, page by page. Discord lists archived
+// private threads apart from public ones, and pages this listing by
+// thread ID, newest first, not by archive time: a page's threads have
+// IDs below the one given (arikawa's JoinedPrivateArchivedThreads sends a
+// time).
+func (b *Bot) joinedPrivateThreads(parent discord.ChannelID, add func(discord.Channel)) error {
+	var before discord.ChannelID
+	for {
+		var param struct {
+			Before string `schema:"before,omitempty"`
+			Limit  uint   `schema:"limit"`
+		}
+		if before.IsValid() {
+			param.Before = before.String()
+		}
+		param.Limit = pageSize
+		var page *dapi.ArchivedThreads
+		if err := b.state.RequestJSON(&page, "GET", dapi.EndpointChannels+parent.String()+"/users/@me/threads/archived/private",
+			httputil.WithSchema(b.state.Client, param)); err != nil {
+			return err
+		}
+		for _, t := range page.Threads {
+			add(t)
+		}
+		if !page.More || len(page.Threads) == 0 {
+			return nil
+		}
+		last := page.Threads[len(page.Threads)-1].ID
+		if before.IsValid() && last >= before {
+			return fmt.Errorf("the listing of archived private threads does not move back (at %d)", before)
+		}
+		before = last
 	}
 }
 

@@ -415,3 +415,25 @@ func TestFullReconciliationResumes(t *testing.T) {
 		t.Errorf("the progress file stays after a whole reconciliation: %v", err)
 	}
 }
+
+// unstored counts the messages searchd does not hold.
+func (e *env) unstored(msgs []discord.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if !e.stored(m.ID) {
+			n++
+		}
+	}
+	return n
+}
+
+// restartedAndDone starts the bot again and waits until it logged a
+// "backfill: guild done" of its own (the run before may have been
+// stopped before it logged one).
+func (e *env) restartedAndDone() {
+	e.t.Helper()
+	from := len(e.log.String())
+	e.start()
+	waitFor(e.t, "the guild's backfill", func() bool { return strings.Contains(e.log.String()[from:], "backfill: guild done") })
+	time.Sleep(500 * time.Millisecond)
+}

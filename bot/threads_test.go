@@ -67,3 +67,32 @@ func TestArchivedThreadsAllBackfilled(t *testing.T) {
 		}
 	}
 }
+
+// A private thread the bot joined gets messages while the bot is down
+// and is archived (by hand, or after 1 hour to 1 week of inactivity)
+// before the bot starts again. Discord lists archived private threads
+// only on routes of their own (GET
+// /channels/{id}/users/@me/threads/archived/private for those the bot
+// joined, paged by thread ID): the catch-up lists them, or the thread
+// was never caught up, at this start or any later one.
+func TestArchivedPrivateThreadIsCaughtUp(t *testing.T) {
+	const party = 2020
+	first := message(party, user(alice, "alice"), t0.Add(299*24*time.Hour), "the surprise party is on friday")
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(discord.Channel{ID: party, Type: discord.GuildPrivateThread, Name: "party", ParentID: general,
+			ThreadMember: &discord.ThreadMember{ID: party, UserID: botUser}})
+		d.AddHistory(first)
+	})
+	e.backfilled(int64(len(history()) + 1))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	missed := series(party, t0.Add(300*24*time.Hour), 5, "in the private thread while the bot was down")
+	e.discord.AddHistory(missed...)
+	e.discord.ArchiveThread(party, t0.Add(301*24*time.Hour))
+	e.restartedAndDone()
+	if n := e.unstored(missed); n > 0 {
+		t.Errorf("%d of %d messages written in a private thread (the bot a member) while the bot was down, the thread archived since, never stored; GET /users/@me/threads/archived/private calls: %d",
+			n, len(missed), len(e.discord.Calls("GET", "/users/@me/threads/archived/private")))
+	}
+}
