@@ -144,12 +144,19 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 		return err
 	}
 	switch {
-	case !known && cp.Newest != 0 && (cp.Complete || cp.Before != 0):
-		// Backfilled before marks were kept (an upgrade): the newest
-		// stored message is all there is to go on. A channel stored
-		// otherwise (an import) starts with its newest page, and its
-		// history pass covers what lies between.
+	case !known && (cp.Complete || cp.Before != 0):
+		// Synced, its mark not saved (an upgrade from before marks, a
+		// crash or a failed save): the newest stored message is all
+		// there is to go on; with none stored (the channel was empty),
+		// the checkpoint, or the channel's start once it is complete.
+		// The newest page alone would leave a hole its history pass,
+		// already past it, never fills. A channel stored otherwise (an
+		// import) starts with its newest page, and its history pass
+		// covers what lies between.
 		from, known = discord.MessageID(cp.Newest), true
+		if from == 0 && !cp.Complete {
+			from = discord.MessageID(cp.Before)
+		}
 	case known && cp.Newest == 0 && !cp.Complete && cp.Before == 0:
 		// searchd holds nothing of a channel the bot synced: restored
 		// from a backup older than it. Synced anew, history included.

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -436,4 +437,47 @@ func (e *env) restartedAndDone() {
 	e.start()
 	waitFor(e.t, "the guild's backfill", func() bool { return strings.Contains(e.log.String()[from:], "backfill: guild done") })
 	time.Sleep(500 * time.Millisecond)
+}
+
+// A channel empty at its first sync has a complete checkpoint and no
+// stored message. If its mark is not on disk (a crash between the
+// checkpoint's PUT and the marks' save, a failed save, an upgrade from
+// before marks), the catch-up pages it from its start: it took it for a
+// channel never synced and fetched its newest page only, its history
+// pass already complete, and lost what was older.
+func TestEmptyChannelWithoutMarkGetsItsHistory(t *testing.T) {
+	const quiet = 2050
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(discord.Channel{ID: quiet, Type: discord.GuildText, Name: "quiet", ParentID: category})
+	})
+	e.backfilled(int64(len(history())))
+	waitFor(t, "#quiet's checkpoint", func() bool {
+		cp, err := e.c.Backfill(context.Background(), api.ID(quiet))
+		return err == nil && cp.Complete
+	})
+	waitFor(t, "#quiet's mark", func() bool { _, ok := e.bot.marks.mark(quiet); return ok })
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The marks file as a crash before its save (or a failed save) left it.
+	path := filepath.Join(e.cfg.SpoolDir, marksFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	delete(saved["through"], "2050")
+	data, _ = json.Marshal(saved)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missed := series(quiet, t0.Add(300*24*time.Hour), 150, "said in the quiet channel while the bot was down")
+	e.discord.AddHistory(missed...)
+	e.restartedAndDone()
+	if n := e.unstored(missed); n > 0 {
+		t.Errorf("%d of %d messages of a channel empty at its first sync, written while the bot was down, never stored", n, len(missed))
+	}
 }
