@@ -29,15 +29,22 @@ func (b *Bot) addAccessHandlers() {
 }
 
 // recheckAccess notes the channels of guild g the bot may no longer read
-// (each gets a gap) and those it may read again (each is caught up).
+// (each gets a gap) and those it may read again (the guild is caught up).
 func (b *Bot) recheckAccess(g discord.GuildID) {
 	if !b.allowed(g) {
 		return
 	}
 	chans, err := b.state.Channels(g)
-	reads := b.botReader(g) // the state read once, not per channel
-	if err != nil || reads == nil {
+	if err != nil {
 		return
+	}
+	reads := b.botReader(g) // the state read once, not per channel
+	if reads == nil {
+		// The state cannot tell (Discord failed on the bot's member): a
+		// lost channel must not go unnoticed, so every channel counts as
+		// unreadable, with a gap, until a check that can tell.
+		b.log.Warn("cannot tell which channels the bot may read; each has a gap until it can", "guild", g)
+		reads = func(discord.Channel) bool { return false }
 	}
 	regained := map[discord.ChannelID]discord.GuildID{}
 	b.accessMu.Lock()
@@ -56,8 +63,11 @@ func (b *Bot) recheckAccess(g discord.GuildID) {
 	}
 	b.accessMu.Unlock()
 	if len(regained) > 0 {
-		b.log.Info("the bot may read channels again; catching them up", "guild", g, "channels", len(regained))
-		b.markLost(regained)
+		// The guild's catch-up, not just these channels': their threads
+		// started meanwhile (active, archived, private) are known only
+		// from its listing.
+		b.log.Info("the bot may read channels again; catching up the server", "guild", g, "channels", len(regained))
+		b.queueBackfill(g)
 	}
 }
 

@@ -269,3 +269,38 @@ func TestReconcileDuringGuildOutageSaysSo(t *testing.T) {
 		t.Errorf("--reconcile did not name the server it could not see:\n%s", &out)
 	}
 }
+
+// The bot loses View Channel on #general while Discord fails the one
+// request recheckAccess makes (without the Server Members intent,
+// arikawa's State.Member asks GET /guilds/{g}/members/{bot} each time and
+// gives up after five 5xx). The state cannot tell what the bot may read,
+// so every channel of the guild gets a gap and counts as unreadable until
+// a check can tell: when the permission comes back, #general is caught
+// up. Before, nothing was noted, and the next live message moved the
+// mark past what was written meanwhile (51 of 150 lost for good).
+func TestAccessLostWhileMemberFetchFailsIsCaughtUp(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	member := fmt.Sprintf("/guilds/%d/members/%d", guildID, botUser)
+	ch := fakeGuild().Channels[1] // #general
+	hidden := ch
+	hidden.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel}}
+	calls := len(e.discord.Calls("GET", member))
+	e.discord.Fault("GET", member, 502, 5)
+	e.discord.UpdateChannel(hidden)
+	e.discord.WaitCalls("GET", member, calls+5) // recheckAccess's, all failed
+	time.Sleep(200 * time.Millisecond)
+	missed := series(general, t0.Add(300*24*time.Hour), 150, "written while the bot could not view general")
+	e.discord.AddHistory(missed...)
+	e.discord.UpdateChannel(ch)
+	waitFor(t, "the bot's state to see the permission back", func() bool { return e.bot.botReadsHistory(ch) })
+	live := message(general, user(alice, "alice"), t0.Add(301*24*time.Hour), "live once the bot reads general again")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.bot.Backfill() // SIGHUP, as docs/bot.md says after fixing a permission
+	waitFor(t, "the SIGHUP's backfill", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 2 })
+	time.Sleep(500 * time.Millisecond)
+	if n := e.unstored(missed); n > 0 {
+		t.Errorf("%d of %d messages written while the bot could not view #general never stored (its access change was missed for one failed member request)", n, len(missed))
+	}
+}

@@ -96,3 +96,47 @@ func TestArchivedPrivateThreadIsCaughtUp(t *testing.T) {
 			n, len(missed), len(e.discord.Calls("GET", "/users/@me/threads/archived/private")))
 	}
 }
+
+// The bot loses View Channel on #staff and gets it back. Meanwhile a
+// thread was started there (still active) and another started and
+// archived; Discord sent nothing of them (no THREAD_CREATE to a bot that
+// cannot view the parent) but the THREAD_LIST_SYNC of the active ones
+// when access is back. Once the bot may read #staff again, its threads
+// are caught up as well as #staff itself.
+func TestThreadsOfChannelReadableAgainAreCaughtUp(t *testing.T) {
+	const activeThread, archivedThread = 2030, 2031
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	ch := fakeGuild().Channels[2] // #staff
+	hidden := ch
+	hidden.Overwrites = append(append([]discord.Overwrite{}, ch.Overwrites...),
+		discord.Overwrite{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel})
+	e.discord.UpdateChannel(hidden)
+	waitFor(t, "the bot's state to see the overwrite", func() bool { return !e.bot.botReadsHistory(ch) })
+
+	at := t0.Add(300 * 24 * time.Hour)
+	inStaff := message(staff, user(alice, "alice"), at, "written in staff while the bot could not view it")
+	active := discord.Channel{ID: activeThread, Type: discord.GuildPublicThread, Name: "budget review", ParentID: staff}
+	archived := discord.Channel{ID: archivedThread, Type: discord.GuildPublicThread, Name: "old budget", ParentID: staff,
+		ThreadMetadata: &discord.ThreadMetadata{Archived: true, ArchiveTimestamp: discord.NewTimestamp(at.Add(2 * time.Hour))}}
+	e.discord.AddChannels(active)
+	e.discord.AddArchived(archived)
+	inActive := series(activeThread, at.Add(time.Minute), 3, "in the active staff thread")
+	inArchived := series(archivedThread, at.Add(time.Hour), 3, "in the archived staff thread")
+	e.discord.AddHistory(inStaff)
+	e.discord.AddHistory(inActive...)
+	e.discord.AddHistory(inArchived...)
+
+	e.discord.UpdateChannel(ch)
+	active.GuildID = guildID
+	e.discord.Dispatch("THREAD_LIST_SYNC", map[string]any{"guild_id": discord.GuildID(guildID),
+		"channel_ids": []discord.ChannelID{staff}, "threads": []discord.Channel{active}, "members": []any{}})
+	e.waitStored("#staff caught up once readable again", inStaff)
+	time.Sleep(2 * time.Second)
+	if n := e.unstored(inActive); n > 0 {
+		t.Errorf("%d of %d messages of an active thread of #staff, written while the bot could not view #staff, not stored once it can", n, len(inActive))
+	}
+	if n := e.unstored(inArchived); n > 0 {
+		t.Errorf("%d of %d messages of an archived thread of #staff, written while the bot could not view #staff, not stored once it can", n, len(inArchived))
+	}
+}
