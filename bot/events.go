@@ -64,11 +64,15 @@ func (b *Bot) addHandlers() {
 	}
 	b.state.AddSyncHandler(func(e *gateway.ChannelCreateEvent) { place(&e.Channel) })
 	b.state.AddSyncHandler(func(e *gateway.ChannelUpdateEvent) { place(&e.Channel) })
-	b.state.AddSyncHandler(func(e *gateway.ThreadCreateEvent) { place(&e.Channel) })
+	b.state.AddSyncHandler(func(e *gateway.ThreadCreateEvent) {
+		place(&e.Channel)
+		b.catchUpUnsynced(&e.Channel)
+	})
 	b.state.AddSyncHandler(func(e *gateway.ThreadUpdateEvent) { place(&e.Channel) })
 	b.state.AddSyncHandler(func(e *gateway.ThreadListSyncEvent) {
 		for i := range e.Threads {
 			place(&e.Threads[i])
+			b.catchUpUnsynced(&e.Threads[i])
 		}
 	})
 	// Deleted channels and threads, and guilds the bot was removed from,

@@ -120,6 +120,18 @@ func (m *marks) spooled(ch discord.ChannelID, id discord.MessageID) (unsynced bo
 		m.advance(ch, id)
 		return false
 	}
+	return m.askLocked(ch)
+}
+
+// ask reports whether a channel has no mark and no catch-up asked for it
+// yet, and notes one asked.
+func (m *marks) ask(ch discord.ChannelID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.askLocked(ch)
+}
+
+func (m *marks) askLocked(ch discord.ChannelID) bool {
 	if _, ok := m.through[ch]; !ok && !m.asked[ch] {
 		m.asked[ch] = true
 		return true

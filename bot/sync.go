@@ -443,6 +443,16 @@ func (b *Bot) markLost(chans map[discord.ChannelID]discord.GuildID) {
 	}
 }
 
+// catchUpUnsynced asks for the catch-up of a thread Discord just gave the
+// bot (new, the bot added to it, or its parent readable again) that has
+// no mark: no guild's catch-up listed it, and what it holds would wait
+// for a live message there.
+func (b *Bot) catchUpUnsynced(th *discord.Channel) {
+	if b.allowed(th.GuildID) && b.marks.ask(th.ID) {
+		b.markLost(map[discord.ChannelID]discord.GuildID{th.ID: th.GuildID})
+	}
+}
+
 // catchUpLost catches up the channels whose messages the spool could not
 // take, once it takes events again: once searchd has emptied it.
 func (b *Bot) catchUpLost(ctx context.Context) {

@@ -140,3 +140,21 @@ func TestThreadsOfChannelReadableAgainAreCaughtUp(t *testing.T) {
 		t.Errorf("%d of %d messages of an archived thread of #staff, written while the bot could not view #staff, not stored once it can", n, len(inArchived))
 	}
 }
+
+// The bot is added to a private thread that already holds messages:
+// Discord sends THREAD_CREATE (and THREAD_MEMBERS_UPDATE). The thread's
+// history is fetched at once, not when someone next posts there or at
+// the next new session (never, if it was archived first).
+func TestJoinedPrivateThreadHistoryIsFetched(t *testing.T) {
+	const party = 2040
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	before := series(party, t0.Add(300*24*time.Hour), 5, "said in the private thread before the bot was added")
+	e.discord.AddHistory(before...)
+	e.discord.CreateChannel(discord.Channel{ID: party, Type: discord.GuildPrivateThread, Name: "party", ParentID: general,
+		ThreadMember: &discord.ThreadMember{ID: party, UserID: botUser}})
+	time.Sleep(3 * time.Second)
+	if n := e.unstored(before); n > 0 {
+		t.Errorf("%d of %d messages of a private thread the bot was added to not fetched (3 s after its THREAD_CREATE)", n, len(before))
+	}
+}
