@@ -48,6 +48,7 @@ func (d *Discord) dispatch(name string, data any) {
 	if err != nil {
 		d.t.Fatalf("discordtest: dispatch %s: %v", name, err)
 	}
+	d.noteInteraction(name, raw)
 	d.seq++
 	d.events = append(d.events, event{d.seq, name, raw})
 	if d.conn != nil {

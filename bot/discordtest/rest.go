@@ -63,10 +63,7 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		w.WriteHeader(204)
 	case r.Method == "PATCH" && len(parts) == 5 && parts[0] == "webhooks" && parts[4] == "@original":
-		var m map[string]any
-		json.Unmarshal(body, &m)
-		m["id"], m["channel_id"], m["author"] = "1", "1", d.Me
-		writeJSON(w, 200, m)
+		d.editOriginal(w, parts[2], body)
 	case r.Method == "POST" && len(parts) == 3 && parts[0] == "webhooks": // a followup message
 		var m map[string]any
 		json.Unmarshal(body, &m)
@@ -85,6 +82,8 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 404, map[string]any{"message": "Unknown Channel", "code": 10003})
 	case r.Method == "GET" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
 		d.messagesPage(w, r, parts[1])
+	case (r.Method == "PATCH" || r.Method == "DELETE") && len(parts) == 4 && parts[0] == "channels" && parts[2] == "messages":
+		d.channelMessage(w, r, parts[1], parts[3], body)
 	case r.Method == "GET" && len(parts) == 4 && parts[0] == "channels" && parts[2] == "messages":
 		d.oneMessage(w, parts[1], parts[3])
 	case r.Method == "GET" && len(parts) == 4 && parts[0] == "guilds" && parts[2] == "members":
