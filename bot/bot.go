@@ -100,6 +100,7 @@ type Bot struct {
 	pages   *pages
 	marks   *marks
 	status  *status
+	answers *answers // what public answers quote (answers.go)
 
 	// guildQueue holds the guilds to catch up and page through (queued
 	// tells), retryQueue channels to try again; gapped says the spool
@@ -156,6 +157,10 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sync marks: %w", err)
 	}
+	ans, err := loadAnswers(cfg.SpoolDir, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("public answers: %w", err)
+	}
 	st, err := dial(ctx, cfg, Intents)
 	if err != nil {
 		return nil, err
@@ -166,6 +171,8 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		queued: make(chan struct{}, 1), listingAttempts: map[discord.GuildID]int{}, retryQueue: make(chan retry), gapped: make(chan struct{}, 1), present: make(chan []discord.GuildID, 1),
 		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, commands: map[discord.GuildID]bool{},
 	}
+	b.answers, ans.edit = ans, b.withdraw
+	b.searchd = watched{Searchd: b.searchd, answers: ans}
 	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
 	b.addHandlers()
@@ -224,6 +231,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	run(b.batch.run)
 	run(b.backfillLoop)
 	run(b.leaveOutOwnMessages)
+	run(b.answers.run)
 	err := b.gateway(ctx)
 	b.active.Wait() // interactions in flight finish their replies
 	cancel()

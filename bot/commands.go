@@ -88,6 +88,8 @@ type reply struct {
 	content    string
 	embeds     []discord.Embed
 	components discord.ContainerComponents
+	// quotes: a public answer's page, what it quotes (answers.go).
+	quotes *quotes
 }
 
 // interact answers one interaction: defer at once (Discord allows three
@@ -135,6 +137,9 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 			case pg.asker != sender(e):
 				// Results follow the asker's permissions: not for others.
 				b.respondLine(e, l.say("notAsker"))
+				return
+			case pg.public && e.Message != nil && b.answers.withdrawn(api.ID(e.Message.ID)):
+				b.respondLine(e, l.say("withdrawnMore"))
 				return
 			}
 			update = true
@@ -185,8 +190,17 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		edit.Content = option.NewNullableString(r.content)
 		edit.Embeds, edit.Components = &embeds, &components
 	}
-	if _, err := b.state.EditInteractionResponse(e.AppID, e.Token, edit); err != nil {
+	msg, err := b.state.EditInteractionResponse(e.AppID, e.Token, edit)
+	if err != nil {
 		b.log.Error("cannot send an answer", "command", commandName(e), "err", err)
+		return
+	}
+	if r != nil && r.quotes != nil {
+		ch := msg.ChannelID
+		if !ch.IsValid() {
+			ch = e.ChannelID
+		}
+		b.answers.record(api.ID(msg.ID), api.ID(ch), api.ID(e.GuildID), r.quotes)
 	}
 }
 
@@ -320,6 +334,9 @@ func sameIDs(a, b []api.ID) bool {
 // page state holds the next cursor.
 func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, l lang) *reply {
 	r := &reply{embeds: []discord.Embed{answerEmbed(l, &pg.request, resp, pg.public)}}
+	if pg.public {
+		r.quotes = b.quotesOf(resp, l)
+	}
 	if resp.NextCursor != "" {
 		next := *pg
 		next.request.Cursor = resp.NextCursor

@@ -57,6 +57,9 @@ var lines = map[string][2]string{
 	"notAsker":   {"Only the person who asked can page through these results.", "질문한 사람만 다음 결과를 볼 수 있어요."},
 	"notMember":  {"Only the member who asked can confirm their opt-out.", "요청한 본인만 옵트아웃을 확인할 수 있어요."},
 	"unknown":    {"I do not know that command.", "알 수 없는 명령이에요."},
+	// A public answer taken back (answers.go).
+	"withdrawn":     {"This answer was withdrawn: a message it quoted was deleted, or its author left dsearch.", "이 답변은 거둬들였어요. 인용한 메시지가 삭제됐거나 작성자가 dsearch에서 빠졌어요."},
+	"withdrawnMore": {"This answer was withdrawn; ask again.", "이 답변은 거둬들였어요. 다시 물어봐 주세요."},
 
 	// Errors, one line each.
 	"notReady":      {"Search is not ready: %s.", "검색을 아직 쓸 수 없어요: %s."},
