@@ -58,7 +58,7 @@ func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.
 			return nil, err
 		}
 		return s.channelFilters.segments(ctx, epoch, "", f, func() (*segmentSet, error) {
-			return s.sqlSegments(ctx, "", f)
+			return s.channels.of(ctx, s.DB, f)
 		})
 	}
 	return s.filters.segments(ctx, version, "", f, func() (*segmentSet, error) {
@@ -73,6 +73,55 @@ func (s *Service) segmentsMatching(ctx context.Context, version int64, f sqlite.
 		}
 		return s.sqlSegments(ctx, "", f)
 	})
+}
+
+// channelSegments keeps each channel's segments and reads a channel's
+// again only once its messages changed (sqlite.DB.ChannelVersions):
+// the segments' epoch moves with any new conversation anywhere, and
+// reading a filter of most channels anew at 6.5 M messages (750,000
+// segment IDs) took a third of a second, paid by the next search after
+// any conversation began.
+type channelSegments struct {
+	mu  sync.Mutex
+	ids map[int64]versioned
+}
+
+type versioned struct {
+	version int64
+	ids     []int64
+}
+
+// of is the segments of f's channels and their public threads.
+func (c *channelSegments) of(ctx context.Context, db *sqlite.DB, f sqlite.Filter) (*segmentSet, error) {
+	wf, err := db.WithThreads(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := db.ChannelVersions(ctx, wf.Channels)
+	if err != nil {
+		return nil, err
+	}
+	lists := make([][]int64, 0, len(wf.Channels))
+	for _, ch := range wf.Channels {
+		c.mu.Lock()
+		got, ok := c.ids[ch]
+		c.mu.Unlock()
+		if !ok || got.version != versions[ch] {
+			ids, err := db.SegmentsOfChannel(ctx, ch)
+			if err != nil {
+				return nil, err
+			}
+			got = versioned{versions[ch], ids}
+			c.mu.Lock()
+			if c.ids == nil {
+				c.ids = map[int64]versioned{}
+			}
+			c.ids[ch] = got
+			c.mu.Unlock()
+		}
+		lists = append(lists, got.ids)
+	}
+	return segmentSetOfLists(lists), nil
 }
 
 // keywordSegments are the segments holding a message that passes f and

@@ -72,7 +72,9 @@ func TestSegmentSetIsTheMap(t *testing.T) {
 			}
 		}
 		slices.Sort(want)
-		for _, set := range []*segmentSet{newSegmentSet(allow), segmentSetOf(want), segmentSetOf(append(want, want...))} {
+		half := len(want) / 2
+		for _, set := range []*segmentSet{newSegmentSet(allow), segmentSetOf(want), segmentSetOf(append(want, want...)),
+			segmentSetOfLists([][]int64{want[:half], nil, want[half:], want})} {
 			checkSegmentSet(t, set, allow, want)
 		}
 	}
@@ -173,4 +175,54 @@ func TestChannelFilterFollowsNewSegments(t *testing.T) {
 	if seg := segmentOf(t, s, 14); searched()[seg] {
 		t.Error("a thread made private is still searched with its parent channel")
 	}
+}
+
+// A filter by channels is made of each channel's segments, and a
+// channel's are read again only once its messages changed: the set is
+// always SQLite's for the filter, through new conversations in and out
+// of the filter's channels, a public thread of one, a deletion that
+// empties a conversation, and a late message that re-segments.
+func TestChannelSegmentsAreSQLitesForTheFilter(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	const thread = 601
+	f := sqlite.Filter{Channels: []int64{general}}
+	var cs channelSegments
+	check := func(when string) {
+		t.Helper()
+		want, err := s.DB.SegmentsMatching(ctx, "", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cs.of(ctx, s.DB, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.len() != len(want) {
+			t.Fatalf("%s: %d segments; SQLite's filter holds %d", when, got.len(), len(want))
+		}
+		for _, id := range want {
+			if !got.has(id) {
+				t.Fatalf("%s: segment %d of the filter is missing", when, id)
+			}
+		}
+	}
+	apply := func(b searchd.Batch) {
+		t.Helper()
+		if _, err := s.DB.Apply(ctx, &b, segment.DefaultRules, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("at first")
+	apply(searchd.Batch{Messages: []searchd.Message{m(50, general, bob, 60*time.Hour, "a new conversation here")}})
+	check("a new conversation in the channel")
+	apply(searchd.Batch{Messages: []searchd.Message{m(51, games, bob, 61*time.Hour, "one elsewhere")}})
+	check("a new conversation elsewhere")
+	apply(searchd.Batch{Channels: []searchd.Channel{{ID: thread, GuildID: 9, ParentID: general, Name: "t", Kind: "GuildPublicThread"}},
+		Messages: []searchd.Message{m(52, thread, alice, 62*time.Hour, "in a public thread")}})
+	check("a public thread of the channel")
+	apply(searchd.Batch{Deletes: []int64{50}})
+	check("a conversation emptied")
+	apply(searchd.Batch{Messages: []searchd.Message{m(53, general, alice, 30*time.Hour+time.Minute, "a late reply")}})
+	check("a late message")
 }

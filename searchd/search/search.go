@@ -143,8 +143,9 @@ type Service struct {
 	// look-up per word in the keyword index), for `searchd eval abstain`.
 	Measure bool
 
-	filters        filterCache // by index version
-	channelFilters filterCache // filters by channels alone, by segments epoch
+	filters        filterCache     // by index version
+	channelFilters filterCache     // filters by channels alone, by segments epoch
+	channels       channelSegments // each channel's segments, by its version
 }
 
 // Limits of a request.

@@ -203,6 +203,38 @@ func (db *DB) CursorVersion(ctx context.Context, channels []int64) (int64, error
 	return v, err
 }
 
+// ChannelVersions is, for each of channels, the version its segments
+// were last changed at: its messages' (channel_versions), or a change of
+// every channel (a restore, a reindex), whichever is later. A segment
+// changes only with its channel's messages.
+func (db *DB) ChannelVersions(ctx context.Context, channels []int64) (map[int64]int64, error) {
+	st, err := db.prepared(ctx, `SELECT j.value, MAX(COALESCE(v.version, 0),
+			COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'cursor_floor'), 0))
+		FROM json_each(?) j LEFT JOIN channel_versions v ON v.channel_id = j.value`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, jsonIDs(channels))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]int64, len(channels))
+	for rows.Next() {
+		var ch, v int64
+		if err := rows.Scan(&ch, &v); err != nil {
+			return nil, err
+		}
+		out[ch] = v
+	}
+	return out, rows.Err()
+}
+
+// SegmentsOfChannel lists the segments of one channel (not its threads).
+func (db *DB) SegmentsOfChannel(ctx context.Context, channel int64) ([]int64, error) {
+	return listIDs(ctx, db.db, `SELECT id AS v FROM segments WHERE channel_id = ?`, channel)
+}
+
 // SegmentsEpoch grows whenever the segments a filter by channels admits
 // can change (migration 0015): a segment created, deleted or moved, a
 // channel's parent or kind set anew. New messages that join a segment
