@@ -70,6 +70,7 @@ func (s *source) open(path string) error {
 		return err
 	}
 	s.cp.Channel, s.cp.ExportedAt = s.x.Channel.ID, s.x.ExportedAt
+	s.cp.Guild, s.cp.Parent = s.x.Guild.ID, s.x.Channel.ParentID
 	if s.cp.ExportedAt == 0 {
 		s.cp.ExportedAt = s.cp.MTime / 1000 // an older exporter's file: its time (ByExportTime)
 	}

@@ -25,6 +25,10 @@ type Checkpoint struct {
 	// channel fills gaps but replaces nothing: not the text of a message
 	// it holds unedited, not a guild's or channel's name.
 	Channel, ExportedAt int64
+	// Guild and Parent (the thread's channel or the channel's category;
+	// 0: none) are the other places the export names: it renames one
+	// only if no newer export named it (exportEvidence).
+	Guild, Parent int64
 }
 
 // Apply writes a batch in one transaction: guilds, channels, authors and
@@ -79,7 +83,6 @@ func (db *DB) applyParts(ctx context.Context, level string, parts []Part, rules 
 		a.resume(c)
 		changed := false
 		for i, p := range parts {
-			a.older = false
 			if err := a.exportEvidence(p.Checkpoint); err != nil {
 				return nil, err
 			}
@@ -119,22 +122,73 @@ func (a *applier) saveCheckpoint(cp *Checkpoint) error {
 
 // exportEvidence compares an import's export time with the newest one
 // imported for its channel: older, the batch only fills gaps (a.older);
-// newer, it becomes the newest.
+// newer, it becomes the newest. Names are judged place by place: an
+// export of another channel, or of a thread, names the guild and the
+// parent too, and an older one must not rename them (a.olderNames).
 func (a *applier) exportEvidence(cp *Checkpoint) error {
+	a.older, a.olderGuild = false, false
+	clear(a.olderNames)
 	if cp == nil || cp.Channel == 0 || cp.ExportedAt == 0 {
 		return nil
 	}
 	key := fmt.Sprintf("exported_at:%d", cp.Channel)
-	var newest int64
-	err := a.tx.QueryRowContext(a.ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?`, key).Scan(&newest)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	newest, _, err := a.meta(key)
+	if err != nil {
 		return err
 	}
 	if cp.ExportedAt < newest {
 		a.older = true
-		return nil
+	} else if err := setMeta(a.ctx, a.tx, key, fmt.Sprint(cp.ExportedAt)); err != nil {
+		return err
 	}
-	return setMeta(a.ctx, a.tx, key, fmt.Sprint(cp.ExportedAt))
+	for _, ch := range []int64{cp.Channel, cp.Parent} {
+		if ch == 0 {
+			continue
+		}
+		older, err := a.namedBefore(fmt.Sprintf("named_at:%d", ch), cp.ExportedAt,
+			`SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'exported_at:' || ?`, ch)
+		if err != nil {
+			return err
+		}
+		a.olderNames[ch] = older
+	}
+	if cp.Guild != 0 {
+		a.olderGuild, err = a.namedBefore(fmt.Sprintf("named_at:guild:%d", cp.Guild), cp.ExportedAt,
+			`SELECT MAX(CAST(m.value AS INTEGER)) FROM channels c JOIN meta m ON m.key = 'exported_at:' || c.id WHERE c.guild_id = ?`, cp.Guild)
+	}
+	return err
+}
+
+// namedBefore reports whether a newer export than one of time at named
+// the place of key, and records at as its newest otherwise. A database
+// from before key was kept has only its channels' export times: legacy
+// reads the newest of them, once.
+func (a *applier) namedBefore(key string, at int64, legacy string, id int64) (bool, error) {
+	newest, ok, err := a.meta(key)
+	if err != nil {
+		return false, err
+	}
+	if ok && at < newest {
+		return true, nil
+	}
+	if !ok {
+		var old sql.NullInt64
+		if err := a.tx.QueryRowContext(a.ctx, legacy, id).Scan(&old); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+		newest = old.Int64
+	}
+	return at < newest, setMeta(a.ctx, a.tx, key, fmt.Sprint(max(at, newest)))
+}
+
+// meta reads an integer of the meta table, and whether it is there.
+func (a *applier) meta(key string) (int64, bool, error) {
+	var v int64
+	err := a.tx.QueryRowContext(a.ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return v, err == nil, err
 }
 
 // ImportState returns the recorded progress of an export file, or nil.
@@ -162,8 +216,10 @@ type applier struct {
 	tombstones bool // any tombstone exists: check inserts against them
 	// untombstoned: the batch's deletes leave no tombstone.
 	untombstoned bool
-	older        bool // an export older than one imported before: replace nothing (exportEvidence)
-	explain      bool // the linker's choices come with their probability (Placements)
+	older        bool           // an export older than one imported before: replace nothing (exportEvidence)
+	olderGuild   bool           // a newer export named the batch's guild: keep its name
+	olderNames   map[int64]bool // channel → a newer export named it: keep its name and topic
+	explain      bool           // the linker's choices come with their probability (Placements)
 	stmts        map[string]*sql.Stmt
 
 	spans   map[int64]*span   // by segment ID
@@ -203,7 +259,7 @@ const (
 
 func newApplier(ctx context.Context, db *DB, tx *sql.Tx, rules segment.Rules, now int64) (*applier, error) {
 	a := &applier{ctx: ctx, db: db, tx: tx, rules: rules, now: now, stmts: map[string]*sql.Stmt{},
-		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, touched: map[int64]bool{}, recent: map[int64][]segment.Line{}, names: map[member]string{}, guilds: map[int64]int64{}}
+		spans: map[int64]*span{}, current: map[int64]*span{}, latest: map[int64]*placed{}, placed: map[int64]placed{}, toIndex: map[int64]string{}, touched: map[int64]bool{}, recent: map[int64][]segment.Line{}, names: map[member]string{}, guilds: map[int64]int64{}, olderNames: map[int64]bool{}}
 	row, err := a.queryRow(`SELECT EXISTS (SELECT 1 FROM tombstones)`)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ import (
 func (a *applier) upsertPlaces(b *searchd.Batch) error {
 	for _, g := range b.Guilds {
 		q := `INSERT INTO guilds (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = COALESCE(NULLIF(excluded.name, ''), name)`
-		if a.older { // an older export's name is the guild's old name
+		if a.olderGuild { // an older export's name is the guild's old name
 			q = `INSERT INTO guilds (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = COALESCE(NULLIF(name, ''), excluded.name)`
 		}
 		if _, err := a.exec(q, g.ID, g.Name); err != nil {
@@ -41,7 +41,7 @@ func (a *applier) upsertPlaces(b *searchd.Batch) error {
 				name = COALESCE(NULLIF(excluded.name, ''), name),
 				kind = COALESCE(NULLIF(excluded.kind, ''), kind),
 				topic = COALESCE(NULLIF(excluded.topic, ''), topic)`
-		if a.older {
+		if a.olderNames[c.ID] {
 			q = strings.NewReplacer("COALESCE(NULLIF(excluded.name, ''), name)", "COALESCE(NULLIF(name, ''), excluded.name)",
 				"COALESCE(NULLIF(excluded.topic, ''), topic)", "COALESCE(NULLIF(topic, ''), excluded.topic)").Replace(q)
 		}
