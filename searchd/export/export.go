@@ -186,12 +186,20 @@ func (x *Reader) Next() (searchd.Message, error) {
 		}
 		start := x.dec.InputOffset()
 		var m jsonMessage
-		if err := x.dec.Decode(&m); err != nil {
+		var msg searchd.Message
+		err := x.dec.Decode(&m)
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			// Valid JSON of the wrong type (an ID written as a number):
+			// the decoder has read the whole message, so only it is lost.
+			err = fmt.Errorf("message: %s is a JSON %s, which the exporter does not write", te.Field, te.Value)
+		case err != nil:
 			return searchd.Message{}, x.fail(err)
-		}
-		msg, err := m.convert(x.Channel.ID)
-		if err == nil {
-			return msg, nil
+		default:
+			if msg, err = m.convert(x.Channel.ID); err == nil {
+				return msg, nil
+			}
 		}
 		x.Invalid++
 		if x.FirstInvalid == nil {
@@ -215,8 +223,13 @@ func (x *Reader) finish() error {
 			return x.fail(fmt.Errorf("%v: %w", key, err))
 		}
 		if key == "messageCount" {
-			if err := json.Unmarshal(skip, &x.Count); err != nil {
-				return x.fail(fmt.Errorf("messageCount: %w", err))
+			// Only a cross-check: a count written as a string is read, any
+			// other value leaves it unknown rather than fail the file.
+			var n json.Number
+			if json.Unmarshal(skip, &n) == nil {
+				if c, err := n.Int64(); err == nil {
+					x.Count = c
+				}
 			}
 		}
 	}

@@ -119,3 +119,41 @@ func TestOlderThreadExportKeepsParentChannelName(t *testing.T) {
 		}
 	}
 }
+
+// "A message whose timestamp or ID cannot be read is passed over and
+// counted (the first named), the rest of its file imported" (design.md),
+// also one of valid JSON of the wrong type (an ID written as a number by
+// another tool or a hand repair), and it is not called a file cut short.
+func TestMessageOfWrongJSONTypeIsPassedOver(t *testing.T) {
+	dir := t.TempDir()
+	bad := strings.Replace(dceMessage("990000000000000101", "2025-05-01T09:01:00+09:00", "second", ""),
+		`"id": "990000000000000101"`, `"id": 990000000000000101`, 1)
+	write(t, filepath.Join(dir, "x.json"), dceExport("990000000000000001", "Study Group", "990000000000000010", "GuildTextChat", "", "", "general",
+		"2025-05-02T10:00:00+09:00",
+		dceMessage("990000000000000100", "2025-05-01T09:00:00+09:00", "first", ""), bad,
+		dceMessage("990000000000000102", "2025-05-01T09:02:00+09:00", "third", "")))
+	r := newImporter(t).ImportFile(context.Background(), filepath.Join(dir, "x.json"))
+	if r.Err != nil || r.Inserted != 2 || r.Invalid != 1 {
+		t.Errorf("result: err %v, inserted %d, invalid %d; want the two readable messages imported and one counted invalid", r.Err, r.Inserted, r.Invalid)
+	}
+	if r.FirstInvalid == nil || strings.Contains(r.FirstInvalid.Error(), "cut short") {
+		t.Errorf("first invalid: %v", r.FirstInvalid)
+	}
+}
+
+// messageCount is only a cross-check: written as a string it is read,
+// and no value of it fails the file after its last message (which lost
+// the file's last batch, here all of it).
+func TestMessageCountOfAnotherTypeIsOnlyUnknown(t *testing.T) {
+	for value, want := range map[string]int64{`"1"`: 1, `{"n": 1}`: -1, `null`: -1} {
+		dir := t.TempDir()
+		b := dceExport("990000000000000001", "Study Group", "990000000000000010", "GuildTextChat", "", "", "general",
+			"2025-05-02T10:00:00+09:00", dceMessage("990000000000000100", "2025-05-01T09:00:00+09:00", "first", ""))
+		b = []byte(strings.Replace(string(b), `"messageCount": 1`, `"messageCount": `+value, 1))
+		write(t, filepath.Join(dir, "x.json"), b)
+		r := newImporter(t).ImportFile(context.Background(), filepath.Join(dir, "x.json"))
+		if r.Err != nil || r.Inserted != 1 || r.Count != want {
+			t.Errorf("messageCount %s: err %v, inserted %d, count %d; want the message imported and the count %d", value, r.Err, r.Inserted, r.Count, want)
+		}
+	}
+}
