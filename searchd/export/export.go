@@ -28,6 +28,10 @@ type Reader struct {
 	// ExportedAt is when the exporter wrote the file (its exportedAt), in
 	// Unix µs; 0 for older exports that do not say.
 	ExportedAt int64
+	// Whole: the export has no date range (its dateRange's after and
+	// before both null), so it holds every message of the channel before
+	// ExportedAt, as far as its JSON tells (a --filter is not written).
+	Whole bool
 	// Count is the export's own messageCount, known once Next has
 	// returned io.EOF; -1 when the export does not give one.
 	Count int64
@@ -109,6 +113,12 @@ func NewReader(r io.Reader) (*Reader, error) {
 			if x.ExportedAt, err = parseTime(at); err != nil {
 				return nil, x.fail(fmt.Errorf("exportedAt: %w", err))
 			}
+		case "dateRange":
+			var r *struct{ After, Before *string }
+			if err := x.dec.Decode(&r); err != nil {
+				return nil, x.fail(fmt.Errorf("dateRange: %w", err))
+			}
+			x.Whole = r != nil && r.After == nil && r.Before == nil
 		case "guild":
 			haveGuild = true
 			var g jsonGuild

@@ -48,6 +48,12 @@ type FileResult struct {
 	// ID the exporter would not write), the first in FirstInvalid.
 	Invalid      int64
 	FirstInvalid error
+	// Channel is the export's channel. NotInExport counts, for an export
+	// without a date range, the stored messages of the channel from
+	// before it was exported that it does not hold (deleted on Discord
+	// since?): an import never deletes.
+	Channel     searchd.Channel
+	NotInExport int64
 	searchd.BatchResult
 	Err error
 }
@@ -207,6 +213,7 @@ func (im *Importer) open(ctx context.Context, path string, res *FileResult) *sou
 		res.Err = fmt.Errorf("%s: %w", path, err)
 		return nil
 	}
+	res.Channel = s.x.Channel
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"dsearch/searchd"
@@ -38,6 +39,9 @@ type source struct {
 	x    *export.Reader
 	cp   sqlite.Checkpoint
 	skip int64 // messages committed by an earlier run
+	// held is the IDs a whole export holds (export.Reader.Whole), to
+	// count the stored messages it lacks: 8 bytes a message.
+	held []int64
 
 	// Read ahead by merge: the next message, how many messages were
 	// taken (skipped included), and why reading stopped.
@@ -89,6 +93,9 @@ func (s *source) advance() {
 		case err != nil:
 			s.has, s.err = false, err
 			return
+		}
+		if s.x.Whole {
+			s.held = append(s.held, m.ID)
 		}
 		if s.taken++; s.taken > s.skip {
 			s.next, s.has = m, true
@@ -214,6 +221,9 @@ func (im *Importer) apply(ctx context.Context, parts []*part) error {
 			s.closed = true
 			s.res.Read, s.res.Count = p.taken, s.x.Count
 			s.res.Invalid, s.res.FirstInvalid = s.x.Invalid, s.x.FirstInvalid
+			if err := im.notInExport(ctx, s); err != nil {
+				s.res.Err = fmt.Errorf("%s: imported, but counting the stored messages it lacks: %w", s.res.Path, err)
+			}
 			im.progress(s.res.Path, s.cp.Size, s.cp.Size)
 		} else {
 			im.progress(s.res.Path, min(p.offset, s.cp.Size-1), s.cp.Size)
@@ -309,4 +319,20 @@ func (h *byNext) Pop() any {
 	s := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return s
+}
+
+// notInExport counts, for a whole export, the stored messages of its
+// channel from before it was exported that it does not hold: deleted on
+// Discord since, most likely, but the JSON does not record a filter, so
+// they are reported, not deleted (a wrong deletion is for good).
+func (im *Importer) notInExport(ctx context.Context, s *source) error {
+	if !s.x.Whole || s.x.ExportedAt == 0 {
+		return nil
+	}
+	held := s.held
+	s.held = nil
+	slices.Sort(held)
+	n, err := im.DB.StoredNotIn(ctx, s.x.Channel.ID, s.x.ExportedAt, held)
+	s.res.NotInExport = n
+	return err
 }

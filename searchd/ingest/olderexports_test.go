@@ -157,3 +157,43 @@ func TestMessageCountOfAnotherTypeIsOnlyUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A message deleted on Discord is absent from a newer export of its
+// channel without a date range. The import cannot tell a deletion from a
+// filter the JSON does not record, and a wrong deletion is for good: it
+// deletes nothing, and counts what the export lacks from before it was
+// made (not what was posted after it).
+func TestFullExportReportsStoredMessagesItLacks(t *testing.T) {
+	dir := t.TempDir()
+	m1 := dceMessage("990000000000000100", "2025-05-01T09:00:00+09:00", "first", "")
+	m2 := dceMessage("990000000000000101", "2025-05-01T09:01:00+09:00", "my home address is 12 Secret Lane", "")
+	m3 := dceMessage("990000000000000102", "2025-05-01T09:02:00+09:00", "third", "")
+	later := dceMessage("990000000000000900", "2025-07-01T09:00:00+09:00", "after the June export", "")
+	general := func(at string, msgs ...string) []byte {
+		return dceExport("990000000000000001", "Study Group", "990000000000000010", "GuildTextChat", "", "", "general", at, msgs...)
+	}
+	write(t, filepath.Join(dir, "may.json"), general("2025-05-02T10:00:00+09:00", m1, m2, m3))
+	// An export with a date range holds only its range: nothing to count.
+	ranged := strings.Replace(string(general("2025-07-02T10:00:00+09:00", later)), `"after": null`, `"after": "2025-06-30T00:00:00+09:00"`, 1)
+	write(t, filepath.Join(dir, "july.json"), []byte(ranged))
+	write(t, filepath.Join(dir, "june.json"), general("2025-06-02T10:00:00+09:00", m1, m3))
+	im := newImporter(t)
+	ctx := context.Background()
+	want := map[string]int64{"may.json": 0, "july.json": 0, "june.json": 1}
+	for _, f := range []string{"may.json", "july.json", "june.json"} {
+		r := im.ImportFile(ctx, filepath.Join(dir, f))
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		if r.NotInExport != want[f] || r.Channel.Name != "general" {
+			t.Errorf("%s: %d stored messages of #%s not in it, want %d", f, r.NotInExport, r.Channel.Name, want[f])
+		}
+	}
+	var n int
+	if err := rawDB(t, im).QueryRow(`SELECT COUNT(*) FROM messages WHERE id = 990000000000000101`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("an import deleted a message its export lacks")
+	}
+}

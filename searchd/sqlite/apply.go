@@ -202,6 +202,34 @@ func (db *DB) ImportState(ctx context.Context, path string) (*Checkpoint, error)
 	return &cp, err
 }
 
+// StoredNotIn counts the stored messages of a channel created before
+// the time before (µs) whose IDs are not in held, sorted: what a whole
+// export of the channel lacks, deleted on Discord since it was stored
+// (or filtered out of the export). An import never deletes them: it
+// cannot tell which.
+func (db *DB) StoredNotIn(ctx context.Context, channel, before int64, held []int64) (int64, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT id FROM messages WHERE channel_id = ? AND created_at < ? ORDER BY id`, channel, before)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	i := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		for i < len(held) && held[i] < id {
+			i++
+		}
+		if i == len(held) || held[i] != id {
+			n++
+		}
+	}
+	return n, rows.Err()
+}
+
 // applier holds one transaction's statements and the segments it
 // touches. Only the linker's windows and the names it read outlive the
 // transaction (carried), and only once it commits, so a rollback leaves

@@ -144,6 +144,16 @@ func (m *Main) printFileResult(r *ingest.FileResult) {
 		fmt.Fprintf(m.Stderr, "warning: %s: the export says it holds %d messages but %d were read: it may be cut short or edited; export the channel again to be sure\n",
 			r.Path, r.Count, r.Read)
 	}
+	if r.NotInExport > 0 {
+		// An import never deletes: a filter the JSON does not record
+		// would look the same, and a wrong deletion is for good.
+		verb := "are"
+		if r.NotInExport == 1 {
+			verb = "is"
+		}
+		fmt.Fprintf(m.Stderr, "warning: %s: %s stored of #%s %s not in this full export: deleted on Discord? An import never deletes; `dsearch-bot --reconcile` removes what Discord no longer has (docs/operations.md)\n",
+			r.Path, plural(int(r.NotInExport), "message", "messages"), r.Channel.Name, verb)
+	}
 	if r.Conflicts > 0 {
 		fmt.Fprintf(m.Stderr, "%s: %s refused, their IDs already stored in another channel (kept there): %v\n",
 			r.Path, plural(r.Conflicts, "message", "messages"), r.ConflictIDs)
