@@ -53,7 +53,10 @@ func (b *Bot) recheckAccess(g discord.GuildID) {
 			continue
 		}
 		switch reads := reads(ch); {
-		case !reads && !b.noAccess[ch.ID]:
+		case !reads:
+			// A gap each time, not only the first: a catch-up since
+			// (SIGHUP, a new session) may have made the channel whole,
+			// and noAccess, set when the state could not tell, stayed.
 			b.noAccess[ch.ID] = true
 			b.marks.gap(ch.ID)
 		case reads && b.noAccess[ch.ID]:
