@@ -55,8 +55,10 @@ type answer struct {
 	// Withdrawn: edited into the withdrawal line (or gone); kept so that
 	// a More press landing after it is undone again.
 	Withdrawn bool `json:"withdrawn,omitempty"`
-	// Pending: to withdraw, Discord having failed; tried again at start.
+	// Pending: to withdraw. Failed: Discord refused it; tried again at
+	// the next start, not at every later withdrawal.
 	Pending bool `json:"pending,omitempty"`
+	Failed  bool `json:"failed,omitempty"`
 }
 
 // quotes is what a public reply shows, before it is posted.
@@ -165,7 +167,10 @@ func (s *answers) record(reply, channel, guild api.ID, q *quotes) {
 		Messages: q.messages, Authors: q.authors, Channels: q.channel}
 	i := slices.IndexFunc(s.list, func(x *answer) bool { return x.Reply == reply })
 	if i >= 0 {
-		a.Withdrawn = s.list[i].Withdrawn
+		// A page edited in while the reply is withdrawn, or being
+		// withdrawn, is withdrawn again (run tells the two records apart
+		// by At).
+		a.Withdrawn = s.list[i].Withdrawn || s.list[i].Pending
 		s.list = slices.Delete(s.list, i, i+1)
 	}
 	s.list = append(s.list, a)
@@ -213,6 +218,11 @@ func (s *answers) remove(r removed) {
 			s.recent[k][id] = now
 		}
 	}
+	// The answers in a server the bot left cannot be reached (Discord
+	// refuses the bot there): their record goes.
+	left := len(s.list)
+	s.list = slices.DeleteFunc(s.list, func(a *answer) bool { return slices.Contains(r.guilds, a.Guild) })
+	left -= len(s.list)
 	n := 0
 	for _, a := range s.list {
 		if !a.Withdrawn && !a.Pending && a.quotes(r) {
@@ -220,8 +230,13 @@ func (s *answers) remove(r removed) {
 			n++
 		}
 	}
-	if n > 0 {
+	if left > 0 {
+		s.log.Info("public answers in a server the bot left cannot be withdrawn; their record is dropped", "answers", left)
+	}
+	if n+left > 0 {
 		s.saveLogged()
+	}
+	if n > 0 {
 		s.wake()
 	}
 }
@@ -237,7 +252,7 @@ func (s *answers) wake() {
 // last run first.
 func (s *answers) run(ctx context.Context) {
 	s.wake()
-	for {
+	for start := true; ; start = false {
 		select {
 		case <-ctx.Done():
 			return
@@ -246,7 +261,7 @@ func (s *answers) run(ctx context.Context) {
 		s.mu.Lock()
 		var todo []*answer
 		for _, a := range s.list {
-			if a.Pending {
+			if a.Pending && (!a.Failed || start) {
 				c := *a
 				todo = append(todo, &c)
 			}
@@ -257,12 +272,17 @@ func (s *answers) run(ctx context.Context) {
 			s.mu.Lock()
 			if i := slices.IndexFunc(s.list, func(x *answer) bool { return x.Reply == a.Reply }); i >= 0 {
 				cur := s.list[i]
-				if err != nil {
+				switch {
+				case !cur.At.Equal(a.At):
+					// A page was edited in meanwhile: withdrawn again.
+					s.wake()
+				case err != nil:
+					cur.Failed = true
 					s.log.Error("cannot withdraw a public answer that quotes a removed message; tried again at the next start",
 						"reply", a.Reply, "channel", a.Channel, "err", err)
-				} else {
+				default:
 					s.log.Info("public answer withdrawn: a message it quoted was removed", "reply", a.Reply, "channel", a.Channel)
-					cur.Pending, cur.Withdrawn = false, true
+					cur.Pending, cur.Withdrawn, cur.Failed = false, true, false
 					cur.Messages, cur.Authors, cur.Channels = nil, nil, nil
 				}
 				s.saveLogged()
@@ -349,7 +369,8 @@ type watched struct {
 func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
 	res, err := w.Searchd.PostMessages(ctx, mb)
 	if err == nil {
-		w.answers.remove(removed{messages: mb.Deletes, channels: mb.ForgetChannels, guilds: mb.ForgetGuilds})
+		// With every thread of a forgotten channel searchd knows.
+		w.answers.remove(removed{messages: mb.Deletes, channels: append(slices.Clone(mb.ForgetChannels), res.ForgotChannels...), guilds: mb.ForgetGuilds})
 	}
 	return res, err
 }

@@ -2,10 +2,14 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,3 +158,86 @@ func TestPublicAnswerQuotingNothingDeletedStays(t *testing.T) {
 }
 
 var _ = discordtest.Token
+
+// A withdrawal Discord refuses is tried again at the next start, not at
+// every later withdrawal (each would send two more refused requests and
+// log an error), and an answer in a server the bot left, which Discord
+// will never let it edit, is dropped from the record, not tried.
+func TestRefusedWithdrawalWaitsForTheNextStart(t *testing.T) {
+	dir := t.TempDir()
+	s, err := loadAnswers(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	edit := func(a *answer) error {
+		if a.Guild != 1 {
+			return nil // another server's answer: withdrawn
+		}
+		calls.Add(1)
+		return errors.New("403 Missing Access")
+	}
+	s.edit = edit
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.run(ctx)
+	s.record(1001, 10, 1, &quotes{messages: []api.ID{500}, channel: []api.ID{10}})
+	s.remove(removed{messages: []api.ID{500}})
+	waitFor(t, "the first withdrawal attempt", func() bool { return calls.Load() >= 1 })
+	time.Sleep(200 * time.Millisecond)
+	first := calls.Load()
+	for i := range 5 { // answers withdrawn in another server
+		s.record(api.ID(2000+i), 20, 2, &quotes{messages: []api.ID{api.ID(9000 + i)}, channel: []api.ID{20}})
+		s.remove(removed{messages: []api.ID{api.ID(9000 + i)}})
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := calls.Load(); n != first {
+		t.Errorf("a refused withdrawal was tried again %d times by other withdrawals", n-first)
+	}
+	cancel()
+	// The next start tries it again.
+	s2, err := loadAnswers(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.edit = edit
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	go s2.run(ctx2)
+	waitFor(t, "the attempt at the next start", func() bool { return calls.Load() > first })
+	// The bot removed from the server: the answer's record goes, untried.
+	tried := calls.Load()
+	s2.remove(removed{guilds: []api.ID{1}})
+	time.Sleep(200 * time.Millisecond)
+	if n := calls.Load(); n != tried || s2.withdrawn(1001) {
+		t.Errorf("an answer in a server the bot left: %d more attempts, still recorded %v; want none, dropped", n-tried, s2.withdrawn(1001))
+	}
+}
+
+// A More page edited in while its reply is being withdrawn is withdrawn
+// too: its record replaced the one in flight, and once that edit returned
+// it was marked withdrawn with no quotes, page 2 shown and untracked.
+func TestMorePageDuringWithdrawalIsWithdrawnToo(t *testing.T) {
+	s, err := loadAnswers(t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var calls atomic.Int32
+	s.edit = func(*answer) error {
+		if calls.Add(1) == 1 {
+			<-release // the first withdrawal's edit is in flight
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.run(ctx)
+	const reply, m1, m2 = 1001, 501, 502
+	s.record(reply, 10, 1, &quotes{messages: []api.ID{m1}, channel: []api.ID{10}})
+	s.remove(removed{messages: []api.ID{m1}})
+	waitFor(t, "the withdrawal in flight", func() bool { return calls.Load() == 1 })
+	s.record(reply, 10, 1, &quotes{messages: []api.ID{m2}, channel: []api.ID{10}}) // page 2 edited in
+	close(release)
+	waitFor(t, "page 2 withdrawn too", func() bool { return calls.Load() >= 2 })
+}
