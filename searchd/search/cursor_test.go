@@ -114,3 +114,37 @@ func TestCursorRefusedOnlyForChangesItsAudienceReads(t *testing.T) {
 	}
 	refused("a reindex", r)
 }
+
+// A public thread of a searched channel holds the latest change of the
+// cursor's scope; the thread is then deleted on Discord (its messages and
+// its channel row go), so the scope no longer counts it. Its changes are
+// its parent's too, so the scope's version does not go down, and the
+// cursor is refused as stale, not with a false "the database was
+// replaced".
+func TestCursorVersionNeverGoesDown(t *testing.T) {
+	const publicThread = 611
+	s := setup(t)
+	ctx := context.Background()
+	apply := func(b searchd.Batch) {
+		t.Helper()
+		if _, err := s.DB.Apply(ctx, &b, segment.DefaultRules, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(searchd.Batch{Channels: []searchd.Channel{
+		{ID: publicThread, GuildID: 9, ParentID: general, Name: "boiler-thread", Kind: "GuildPublicThread"}}})
+	apply(searchd.Batch{Messages: []searchd.Message{m(110, publicThread, bob, 60*time.Hour, "the thread talk")}})
+	req := Request{Query: "the", Mode: Lexical, Limit: 1, Filter: sqlite.Filter{Channels: []int64{general, games}}}
+	p1, err := s.Search(ctx, req)
+	if err != nil || p1.NextCursor == "" {
+		t.Fatalf("first page: %v %+v", err, p1)
+	}
+	if _, err := s.DB.ForgetDeletedChannels(ctx, []int64{publicThread}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	req.Cursor = p1.NextCursor
+	_, err = s.Search(ctx, req)
+	if err == nil || strings.Contains(err.Error(), "database was replaced") {
+		t.Fatalf("after a thread of #general was deleted: %v; want the cursor refused as stale (messages deleted)", err)
+	}
+}

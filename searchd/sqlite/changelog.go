@@ -37,8 +37,14 @@ func (a *applier) logChanges(changed bool) error {
 	if err := bumpIndexVersion(a.ctx, a.tx); err != nil {
 		return err
 	}
+	// A public thread's change is its parent's too: a filter on the parent
+	// reads the thread (a private one is named itself, and must tell the
+	// parent's readers nothing), and once the thread is deleted its own
+	// version is no longer counted, so the scope's version would go down.
 	_, err := a.exec(`INSERT INTO channel_versions (channel_id, version)
-		SELECT value, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version') FROM json_each(?) WHERE true
+		SELECT id, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'index_version')
+		FROM (SELECT value AS id FROM json_each(?1) UNION SELECT parent_id FROM channels
+			WHERE id IN (SELECT value FROM json_each(?1)) AND parent_id IS NOT NULL AND `+publicThread+`) WHERE true
 		ON CONFLICT (channel_id) DO UPDATE SET version = excluded.version`, jsonIDs(slices.Sorted(maps.Keys(a.touched))))
 	clear(a.touched)
 	return err
