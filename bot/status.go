@@ -37,6 +37,11 @@ func (st *status) update(f func(s *api.BotStatus)) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	f(&st.s)
+	for th := range st.parents { // only the incomplete threads' are kept
+		if !slices.ContainsFunc(st.s.Incomplete, func(c api.IncompleteChannel) bool { return c.Channel == th }) {
+			delete(st.parents, th)
+		}
+	}
 	st.s.UpdatedAt = time.Now().UTC()
 	data, err := json.MarshalIndent(&st.s, "", "  ")
 	if err != nil {

@@ -454,7 +454,8 @@ func (b *Bot) catchUpUnsynced(th *discord.Channel) {
 }
 
 // catchUpLost catches up the channels whose messages the spool could not
-// take, once it takes events again: once searchd has emptied it.
+// take, and threads new to the bot without a mark (catchUpUnsynced), once
+// the spool takes events again: once searchd has emptied it.
 func (b *Bot) catchUpLost(ctx context.Context) {
 	for b.spool.Len() > 0 {
 		select {
@@ -475,7 +476,7 @@ func (b *Bot) catchUpLost(ctx context.Context) {
 		}
 		chans = append(chans, *ch)
 	}
-	b.log.Info("catching up the channels whose events the spool could not take", "channels", len(chans))
+	b.log.Info("catching up channels: the spool could not take their events, or threads new to the bot", "channels", len(chans))
 	b.syncChannels(ctx, chans, 0)
 }
 

@@ -9,4 +9,7 @@ CREATE TABLE channel_versions (
 	version    INTEGER NOT NULL
 ) STRICT;
 
+-- Cursors made before it are refused once: a keyword-mode cursor listed
+-- segments where it now lists messages.
+UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'index_version';
 INSERT INTO meta (key, value) SELECT 'cursor_floor', value FROM meta WHERE key = 'index_version';
