@@ -202,17 +202,12 @@ func (b *Bot) archivedThreads(parent discord.ChannelID, add func(discord.Channel
 	seen := map[discord.ChannelID]bool{}
 	var before time.Time
 	for {
-		var param struct {
-			Before string `schema:"before,omitempty"`
-			Limit  uint   `schema:"limit"`
-		}
+		var at string
 		if !before.IsZero() {
-			param.Before = before.UTC().Format(archiveTimeFormat)
+			at = before.UTC().Format(archiveTimeFormat)
 		}
-		param.Limit = pageSize
-		var page *dapi.ArchivedThreads
-		if err := b.state.RequestJSON(&page, "GET", dapi.EndpointChannels+parent.String()+"/threads/archived/public",
-			httputil.WithSchema(b.state.Client, param)); err != nil {
+		page, err := b.threadPage(parent, "/threads/archived/public", at)
+		if err != nil {
 			return err
 		}
 		fresh := false
@@ -249,17 +244,12 @@ func (b *Bot) archivedThreads(parent discord.ChannelID, add func(discord.Channel
 func (b *Bot) joinedPrivateThreads(parent discord.ChannelID, add func(discord.Channel)) error {
 	var before discord.ChannelID
 	for {
-		var param struct {
-			Before string `schema:"before,omitempty"`
-			Limit  uint   `schema:"limit"`
-		}
+		var id string
 		if before.IsValid() {
-			param.Before = before.String()
+			id = before.String()
 		}
-		param.Limit = pageSize
-		var page *dapi.ArchivedThreads
-		if err := b.state.RequestJSON(&page, "GET", dapi.EndpointChannels+parent.String()+"/users/@me/threads/archived/private",
-			httputil.WithSchema(b.state.Client, param)); err != nil {
+		page, err := b.threadPage(parent, "/users/@me/threads/archived/private", id)
+		if err != nil {
 			return err
 		}
 		for _, t := range page.Threads {
@@ -274,6 +264,20 @@ func (b *Bot) joinedPrivateThreads(parent discord.ChannelID, add func(discord.Ch
 		}
 		before = last
 	}
+}
+
+// threadPage asks Discord for one page of a channel's archived threads at
+// route, before the place given in the route's own terms (a time or an
+// ID; "" for the first page).
+func (b *Bot) threadPage(parent discord.ChannelID, route, before string) (*dapi.ArchivedThreads, error) {
+	var param struct {
+		Before string `schema:"before,omitempty"`
+		Limit  uint   `schema:"limit"`
+	}
+	param.Before, param.Limit = before, pageSize
+	var page *dapi.ArchivedThreads
+	err := b.state.RequestJSON(&page, "GET", dapi.EndpointChannels+parent.String()+route, httputil.WithSchema(b.state.Client, param))
+	return page, err
 }
 
 // archiveTimeFormat is ISO 8601 to the millisecond, as Discord's times.
