@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -554,5 +555,36 @@ func TestRestoreKeepsEdits(t *testing.T) {
 	}
 	if _, err := restored.Message(ctx, 3); err != ErrNotFound {
 		t.Errorf("a message written after the backup was brought by its edit: %v", err)
+	}
+}
+
+// A restore carries edits a thousand at a time: every one of more than a
+// thousand.
+func TestRestoreKeepsManyEdits(t *testing.T) {
+	ctx := context.Background()
+	var msgs []searchd.Message
+	for i := range 1005 {
+		msgs = append(msgs, msg(int64(i), time.Duration(i)*time.Minute, 0)) // ID 0 too
+	}
+	data, backup, db := backedUp(t, msgs...)
+	for i := range msgs {
+		msgs[i].Content, msgs[i].EditedAt = fmt.Sprintf("edited %d", i), t0.Add(time.Hour).UnixMicro()
+	}
+	if r := apply(t, db, msgs...); r.Updated != len(msgs) {
+		t.Fatalf("the edits: %+v", r)
+	}
+	db.Close()
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	for _, i := range []int{0, 999, 1000, 1004} {
+		if m, err := restored.Message(ctx, int64(i)); err != nil || m.Content != fmt.Sprintf("edited %d", i) {
+			t.Errorf("message %d after the restore: %v, %v; want its edit", i, m, err)
+		}
 	}
 }

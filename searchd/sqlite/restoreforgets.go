@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 
 	"dsearch/searchd"
@@ -25,9 +26,10 @@ type forgets struct {
 	// predates them.
 	leftGuilds    [][2]int64
 	hasLeftGuilds bool
-	// edits are the edited messages, each as last stored: a backup holds
-	// the text before the edit, and an edit may have taken text out.
-	edits []searchd.Message
+	// path is the replaced database, read again for its edited messages
+	// a thousand at a time (editsAfter): a backup holds the text before an
+	// edit, and an edit may have taken text out.
+	path string
 	// version is the replaced database's index_version: the restored one
 	// goes past it, so no cursor made before the restore pages after it.
 	version int64
@@ -78,18 +80,20 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 	if err := read("left_guilds", `SELECT guild_id, left_at FROM left_guilds`, &f.leftGuilds); err != nil {
 		return f, err
 	}
-	if f.edits, err = readEdits(ctx, db); err != nil {
+	f.path = path
+	if _, err := editsAfter(ctx, db, 0, 1); err != nil { // readable: before the copy is touched
 		return f, err
 	}
 	return f, read("tombstones", `SELECT message_id, deleted_at FROM tombstones`, &f.tombstones)
 }
 
-// readEdits reads every edited message as stored, as a partial update:
-// applied over a copy, it replaces the text of a message the copy holds
-// at an older edit, and stores nothing the copy lacks (no author).
-func readEdits(ctx context.Context, db *sql.DB) ([]searchd.Message, error) {
+// editsAfter reads up to limit edited messages, as stored, of IDs above
+// after, in ID order, as partial updates: applied over a copy, each
+// replaces the text of a message the copy holds at an older edit, and
+// stores nothing the copy lacks (no author).
+func editsAfter(ctx context.Context, db *sql.DB, after int64, limit int) ([]searchd.Message, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, channel_id, created_at, edited_at, content, type, COALESCE(reply_to_id, 0), attachments
-		FROM messages WHERE edited_at IS NOT NULL`)
+		FROM messages WHERE edited_at IS NOT NULL AND id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -149,12 +153,8 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 	if err != nil {
 		return err
 	}
-	for edits := f.edits; len(edits) > 0; {
-		chunk := edits[:min(len(edits), 1000)]
-		edits = edits[len(chunk):]
-		if _, err := db.Apply(ctx, &searchd.Batch{Messages: chunk}, rules, nil); err != nil {
-			return err
-		}
+	if err := db.carryEdits(ctx, f.path, rules); err != nil {
+		return err
 	}
 	stored, err := db.storedAmong(ctx, f.tombstones)
 	if err != nil {
@@ -193,6 +193,30 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 	// The backup's keyword index still holds what was forgotten since.
 	_, err = db.PurgeDeleted(ctx, true)
 	return err
+}
+
+// carryEdits applies the edits of the database at path (none: no path),
+// a thousand at a time, so that a restore's memory does not grow with
+// the history's edits.
+func (db *DB) carryEdits(ctx context.Context, path string, rules segment.Rules) error {
+	if path == "" {
+		return nil
+	}
+	replaced, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer replaced.Close()
+	for after := int64(math.MinInt64); ; {
+		chunk, err := editsAfter(ctx, replaced, after, 1000)
+		if err != nil || len(chunk) == 0 {
+			return err
+		}
+		if _, err := db.Apply(ctx, &searchd.Batch{Messages: chunk}, rules, nil); err != nil {
+			return err
+		}
+		after = chunk[len(chunk)-1].ID
+	}
 }
 
 // storedAmong returns the IDs of rows (first column) that name a stored
