@@ -83,13 +83,50 @@ type answers struct {
 
 	mu     sync.Mutex
 	list   []*answer // oldest first
-	recent map[string]map[api.ID]time.Time
+	recent recentRemovals
 	work   chan struct{}
 }
 
+// recentRemovals are the removals of the last recentFor, each ID with
+// when it was removed.
+type recentRemovals struct {
+	messages, channels, guilds, authors map[api.ID]time.Time
+}
+
+func (rr *recentRemovals) add(r removed, now time.Time) {
+	for _, k := range []struct {
+		m   *map[api.ID]time.Time
+		ids []api.ID
+	}{{&rr.messages, r.messages}, {&rr.channels, r.channels}, {&rr.guilds, r.guilds}, {&rr.authors, r.authors}} {
+		if *k.m == nil {
+			*k.m = map[api.ID]time.Time{}
+		}
+		for _, id := range k.ids {
+			(*k.m)[id] = now
+		}
+	}
+}
+
+// current drops what is older than recentFor and returns the rest.
+func (rr *recentRemovals) current() removed {
+	var r removed
+	for _, k := range []struct {
+		m   map[api.ID]time.Time
+		ids *[]api.ID
+	}{{rr.messages, &r.messages}, {rr.channels, &r.channels}, {rr.guilds, &r.guilds}, {rr.authors, &r.authors}} {
+		for id, at := range k.m {
+			if time.Since(at) > recentFor {
+				delete(k.m, id)
+			} else {
+				*k.ids = append(*k.ids, id)
+			}
+		}
+	}
+	return r
+}
+
 func loadAnswers(dir string, log *slog.Logger) (*answers, error) {
-	s := &answers{path: filepath.Join(dir, answersFile), log: log, work: make(chan struct{}, 1),
-		recent: map[string]map[api.ID]time.Time{"m": {}, "c": {}, "g": {}, "a": {}}}
+	s := &answers{path: filepath.Join(dir, answersFile), log: log, work: make(chan struct{}, 1)}
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -174,35 +211,11 @@ func (s *answers) record(reply, channel, guild api.ID, q *quotes) {
 		s.list = slices.Delete(s.list, i, i+1)
 	}
 	s.list = append(s.list, a)
-	s.pruneRecent()
-	var recent removed
-	for id := range s.recent["m"] {
-		recent.messages = append(recent.messages, id)
-	}
-	for id := range s.recent["c"] {
-		recent.channels = append(recent.channels, id)
-	}
-	for id := range s.recent["g"] {
-		recent.guilds = append(recent.guilds, id)
-	}
-	for id := range s.recent["a"] {
-		recent.authors = append(recent.authors, id)
-	}
-	if a.Withdrawn || a.quotes(recent) {
+	if a.Withdrawn || a.quotes(s.recent.current()) {
 		a.Pending = true
 		s.wake()
 	}
 	s.saveLogged()
-}
-
-func (s *answers) pruneRecent() {
-	for _, m := range s.recent {
-		for id, at := range m {
-			if time.Since(at) > recentFor {
-				delete(m, id)
-			}
-		}
-	}
 }
 
 // remove marks for withdrawal every answer quoting what r removed.
@@ -212,12 +225,7 @@ func (s *answers) remove(r removed) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	for k, ids := range map[string][]api.ID{"m": r.messages, "c": r.channels, "g": r.guilds, "a": r.authors} {
-		for _, id := range ids {
-			s.recent[k][id] = now
-		}
-	}
+	s.recent.add(r, time.Now())
 	// The answers in a server the bot left cannot be reached (Discord
 	// refuses the bot there): their record goes.
 	left := len(s.list)

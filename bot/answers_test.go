@@ -241,3 +241,27 @@ func TestMorePageDuringWithdrawalIsWithdrawnToo(t *testing.T) {
 	close(release)
 	waitFor(t, "page 2 withdrawn too", func() bool { return calls.Load() >= 2 })
 }
+
+// A message deleted while the answer quoting it was being written (its
+// removal taken before the answer was recorded) withdraws the answer once
+// recorded; an answer quoting nothing removed stays.
+func TestAnswerRecordedAfterItsQuoteWasRemovedIsWithdrawn(t *testing.T) {
+	s, err := loadAnswers(t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edited atomic.Int64
+	s.edit = func(a *answer) error { edited.Store(int64(a.Reply)); return nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.run(ctx)
+	s.remove(removed{messages: []api.ID{500}, authors: []api.ID{77}})
+	s.record(1001, 10, 1, &quotes{messages: []api.ID{501}, authors: []api.ID{78}, channel: []api.ID{10}})
+	s.record(1002, 10, 1, &quotes{messages: []api.ID{500}, channel: []api.ID{10}})
+	waitFor(t, "the answer quoting a message removed before it was recorded withdrawn", func() bool { return edited.Load() == 1002 })
+	s.record(1003, 10, 1, &quotes{messages: []api.ID{502}, authors: []api.ID{77}, channel: []api.ID{10}})
+	waitFor(t, "the answer quoting an author who opted out before it was recorded withdrawn", func() bool { return edited.Load() == 1003 })
+	if s.withdrawn(1001) {
+		t.Error("an answer quoting nothing removed was withdrawn")
+	}
+}

@@ -115,7 +115,8 @@ type Bot struct {
 	gapped          chan struct{}
 	lostMu          sync.Mutex
 	lost            map[discord.ChannelID]discord.GuildID
-	// noAccess are the channels the bot could not read when last asked
+	// noAccess are the channels to catch up once the bot may read them
+	// again: it could not, or could not tell, when last asked
 	// (recheckAccess).
 	accessMu sync.Mutex
 	noAccess map[discord.ChannelID]bool

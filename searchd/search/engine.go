@@ -274,6 +274,8 @@ func (q *query) scan(ctx context.Context, allow *segmentSet, k int) ([]Result, e
 			top, spread = q.topKSpread(allow, k)
 			leaders = top[:min(2, len(top))]
 			if other {
+				// In the loop, not after it: the leaders are checked
+				// against the store too, and a stale one means another pass.
 				leaders, spread = q.spreadOver(ref)
 			}
 		}
