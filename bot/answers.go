@@ -65,15 +65,19 @@ type answer struct {
 type quotes struct {
 	korean                     bool
 	messages, authors, channel []api.ID
+	asked                      time.Time // when searchd was asked for the page
 }
 
 // removed is what a batch searchd took, or an opt-out, took away.
 type removed struct {
 	messages, channels, guilds, authors []api.ID
+	// edited are messages whose text searchd changed: an answer asked for
+	// before showed the old text, and an edit may take quoted text out.
+	edited []api.ID
 }
 
 func (r removed) empty() bool {
-	return len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors) == 0
+	return len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.edited) == 0
 }
 
 type answers struct {
@@ -90,14 +94,14 @@ type answers struct {
 // recentRemovals are the removals of the last recentFor, each ID with
 // when it was removed.
 type recentRemovals struct {
-	messages, channels, guilds, authors map[api.ID]time.Time
+	messages, channels, guilds, authors, edited map[api.ID]time.Time
 }
 
 func (rr *recentRemovals) add(r removed, now time.Time) {
 	for _, k := range []struct {
 		m   *map[api.ID]time.Time
 		ids []api.ID
-	}{{&rr.messages, r.messages}, {&rr.channels, r.channels}, {&rr.guilds, r.guilds}, {&rr.authors, r.authors}} {
+	}{{&rr.messages, r.messages}, {&rr.channels, r.channels}, {&rr.guilds, r.guilds}, {&rr.authors, r.authors}, {&rr.edited, r.edited}} {
 		if *k.m == nil {
 			*k.m = map[api.ID]time.Time{}
 		}
@@ -107,17 +111,20 @@ func (rr *recentRemovals) add(r removed, now time.Time) {
 	}
 }
 
-// current drops what is older than recentFor and returns the rest.
-func (rr *recentRemovals) current() removed {
+// since drops what is older than recentFor and returns the rest; an edit
+// only if taken after asked (an answer asked for later shows its text).
+func (rr *recentRemovals) since(asked time.Time) removed {
 	var r removed
 	for _, k := range []struct {
-		m   map[api.ID]time.Time
-		ids *[]api.ID
-	}{{rr.messages, &r.messages}, {rr.channels, &r.channels}, {rr.guilds, &r.guilds}, {rr.authors, &r.authors}} {
+		m     map[api.ID]time.Time
+		ids   *[]api.ID
+		after time.Time
+	}{{rr.messages, &r.messages, time.Time{}}, {rr.channels, &r.channels, time.Time{}}, {rr.guilds, &r.guilds, time.Time{}},
+		{rr.authors, &r.authors, time.Time{}}, {rr.edited, &r.edited, asked}} {
 		for id, at := range k.m {
 			if time.Since(at) > recentFor {
 				delete(k.m, id)
-			} else {
+			} else if at.After(k.after) {
 				*k.ids = append(*k.ids, id)
 			}
 		}
@@ -190,7 +197,7 @@ func (a *answer) quotes(r removed) bool {
 		}
 		return false
 	}
-	return hit(a.Messages, r.messages) || hit(a.Channels, r.channels) || slices.Contains(r.channels, a.Channel) ||
+	return hit(a.Messages, r.messages) || hit(a.Messages, r.edited) || hit(a.Channels, r.channels) || slices.Contains(r.channels, a.Channel) ||
 		slices.Contains(r.guilds, a.Guild) || hit(a.Authors, r.authors)
 }
 
@@ -211,7 +218,7 @@ func (s *answers) record(reply, channel, guild api.ID, q *quotes) {
 		s.list = slices.Delete(s.list, i, i+1)
 	}
 	s.list = append(s.list, a)
-	if a.Withdrawn || a.quotes(s.recent.current()) {
+	if a.Withdrawn || a.quotes(s.recent.since(q.asked)) {
 		a.Pending = true
 		s.wake()
 	}
@@ -377,8 +384,11 @@ type watched struct {
 func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
 	res, err := w.Searchd.PostMessages(ctx, mb)
 	if err == nil {
-		// With every thread of a forgotten channel searchd knows.
-		w.answers.remove(removed{messages: mb.Deletes, channels: append(slices.Clone(mb.ForgetChannels), res.ForgotChannels...), guilds: mb.ForgetGuilds})
+		// With every thread of a forgotten channel searchd knows, and the
+		// messages whose text it changed: an answer recorded before
+		// showed the old text, and an edit may take quoted text out.
+		w.answers.remove(removed{messages: mb.Deletes, edited: res.UpdatedIDs,
+			channels: append(slices.Clone(mb.ForgetChannels), res.ForgotChannels...), guilds: mb.ForgetGuilds})
 	}
 	return res, err
 }

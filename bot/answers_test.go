@@ -265,3 +265,26 @@ func TestAnswerRecordedAfterItsQuoteWasRemovedIsWithdrawn(t *testing.T) {
 		t.Error("an answer quoting nothing removed was withdrawn")
 	}
 }
+
+// An edit that takes a quoted text out of a message withdraws the public
+// answers quoting it: they showed the old text and the LLM's summary of
+// it. An answer quoting a message edited before it was posted stays.
+func TestPublicAnswerWithdrawnWhenAQuotedMessageIsEditedAway(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	token := e.publicAnswer(general, "boiler broke", boilerBroke)
+	m := historyMessage(t, boilerBroke)
+	m.Content = "never mind"
+	m.EditedTimestamp = discord.NewTimestamp(time.Now())
+	e.discord.Edit(m)
+	waitFor(t, "the answer withdrawn", func() bool {
+		r, _ := e.discord.ReplyTo(token)
+		return !strings.Contains(r.Embeds, boilerBroke)
+	})
+	// Asked again after the edit: the new text, which stays.
+	later := e.publicAnswer(general, "never mind", "never mind")
+	time.Sleep(time.Second)
+	if r, _ := e.discord.ReplyTo(later); !strings.Contains(r.Embeds, "never mind") {
+		t.Errorf("an answer quoting a message edited before it was posted was withdrawn: %+v", r)
+	}
+}

@@ -272,12 +272,13 @@ func (b *Bot) query(ctx context.Context, e *gateway.InteractionCreateEvent, d *d
 	if s, err := d.Options.Find("author").SnowflakeValue(); err == nil && s.IsValid() {
 		req.Authors = []api.ID{api.ID(s)}
 	}
+	asked := time.Now()
 	resp, err := b.searchd.Query(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
 	pg.request = req
-	return b.answerReply(pg, resp, l), nil
+	return b.answerReply(pg, resp, l, asked), nil
 }
 
 // errAccessChanged stops paging when the asker's channels are not what
@@ -294,11 +295,12 @@ func (b *Bot) more(ctx context.Context, e *gateway.InteractionCreateEvent, pg *p
 	if !sameIDs(channels, pg.request.Channels) || !sameIDs(readable, pg.request.Readable) {
 		return nil, errAccessChanged
 	}
+	asked := time.Now()
 	resp, err := b.searchd.Query(ctx, &pg.request)
 	if err != nil {
 		return nil, err
 	}
-	return b.answerReply(pg, resp, l), nil
+	return b.answerReply(pg, resp, l, asked), nil
 }
 
 // answerChannels is the channel filter of an answer: the asker's, or for
@@ -330,12 +332,13 @@ func sameIDs(a, b []api.ID) bool {
 	return slices.Equal(a, b)
 }
 
-// answerReply renders an answer and, when there is more, a button whose
-// page state holds the next cursor.
-func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, l lang) *reply {
+// answerReply renders an answer searchd was asked for at asked and,
+// when there is more, a button whose page state holds the next cursor.
+func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, l lang, asked time.Time) *reply {
 	r := &reply{embeds: []discord.Embed{answerEmbed(l, &pg.request, resp, pg.public)}}
 	if pg.public {
 		r.quotes = b.quotesOf(resp, l)
+		r.quotes.asked = asked
 	}
 	if resp.NextCursor != "" {
 		next := *pg

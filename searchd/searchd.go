@@ -151,6 +151,9 @@ type BatchResult struct {
 	// channel: refused, the stored one kept (docs/design.md, "Import").
 	Conflicts   int
 	ConflictIDs []int64 // the first few, for the log
+	// UpdatedIDs are the messages Updated counts, of one batch (Add does
+	// not carry them: an import's would grow with its history).
+	UpdatedIDs []int64
 }
 
 // Changed reports whether the batch changed the messages searched.

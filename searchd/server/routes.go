@@ -97,7 +97,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
 		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated, Conflicts: res.Conflicts,
-		ForgotChannels: forgotChannels})
+		ForgotChannels: forgotChannels, UpdatedIDs: apiIDs(res.UpdatedIDs)})
 }
 
 // toBatch validates a request batch and converts it.
@@ -218,6 +218,15 @@ func (s *Server) forgetPlaces(ctx context.Context, in *api.MessageBatch) (int, [
 		s.Log.Info("forgot channels and servers", "channels", len(deleted), "servers", len(in.ForgetGuilds), "messages", n)
 	}
 	return n, ids, nil
+}
+
+// apiIDs is ids as the API writes them.
+func apiIDs(ids []int64) []api.ID {
+	out := make([]api.ID, len(ids))
+	for i, id := range ids {
+		out[i] = api.ID(id)
+	}
+	return out
 }
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) error {

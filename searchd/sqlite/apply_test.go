@@ -430,7 +430,7 @@ func TestLinkPreviewJoinsStoredText(t *testing.T) {
 	preview := searchd.Message{ID: 1, ChannelID: 100, CreatedAt: stored.CreatedAt, Partial: true,
 		Embeds: []api.Embed{{Title: "Effective Go", Description: "Tips for writing clear, idiomatic Go code."}}}
 	want := stored.Content + "\n🔗 Effective Go — Tips for writing clear, idiomatic Go code."
-	for i, wantRes := range []searchd.BatchResult{{Updated: 1}, {Unchanged: 1}} {
+	for i, wantRes := range []searchd.BatchResult{{Updated: 1, UpdatedIDs: []int64{1}}, {Unchanged: 1}} {
 		if res := apply(t, db, preview); !reflect.DeepEqual(res, wantRes) {
 			t.Errorf("preview %d: %+v, want %+v", i+1, res, wantRes)
 		}

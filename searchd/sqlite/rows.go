@@ -212,6 +212,7 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 			return nil
 		}
 		res.Updated++
+		res.UpdatedIDs = append(res.UpdatedIDs, m.ID)
 		a.touched[m.ChannelID] = true
 		delete(a.recent, m.ChannelID) // a carried window holds its old words
 		// Its text changed: its vector is stale, its keywords too.

@@ -293,6 +293,10 @@ type BatchResult struct {
 	// thread of theirs searchd knows (an archived one the bot's gateway
 	// state lacks): what the bot takes out of its rejected batches.
 	ForgotChannels []ID `json:"forgot_channels,omitempty"`
+	// UpdatedIDs are the messages whose text (or kind, reply, files)
+	// the batch changed: the bot withdraws the public answers quoting
+	// them, as an edit may take quoted text out.
+	UpdatedIDs []ID `json:"updated_ids,omitempty"`
 }
 
 // Backfill is a channel's backfill checkpoint, kept by searchd for the
