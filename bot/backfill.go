@@ -46,7 +46,10 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 	b.spooledFirst(ctx)
 	chans, missed, err := b.readableByBot(g)
 	if err != nil {
+		// Listed again later, as a failed thread listing is: nothing
+		// else would catch up what was written while the bot was away.
 		b.log.Error("backfill: cannot list channels", "guild", g, "err", err)
+		b.listAgain(ctx, g)
 		return
 	}
 	if _, err := b.forgetVanished(ctx, g, chans); err != nil {
@@ -81,23 +84,28 @@ func (b *Bot) spooledFirst(ctx context.Context) {
 // the guild again after a pause that doubles each time, since nothing
 // else would: a thread with a sync mark asks for no catch-up of its own.
 func (b *Bot) threadListings(ctx context.Context, g discord.GuildID, missed []discord.Channel) {
-	b.queueMu.Lock()
-	attempt := b.listingAttempts[g]
 	if len(missed) == 0 {
+		b.queueMu.Lock()
 		delete(b.listingAttempts, g)
-	} else {
-		b.listingAttempts[g] = attempt + 1
-	}
-	b.queueMu.Unlock()
-	if len(missed) == 0 {
+		b.queueMu.Unlock()
 		b.noteStatus(b.status.complete(activeThreadsEntry(g)))
 		return
 	}
 	for _, m := range missed {
 		b.noteStatus(b.status.incomplete(m, m.Topic, true))
 	}
+	b.log.Warn("backfill: thread listings failed; listing the server again later", "guild", g, "listings", len(missed))
+	b.listAgain(ctx, g)
+}
+
+// listAgain queues guild g's catch-up again after a pause that doubles
+// with each failed listing in a row (listingAttempts).
+func (b *Bot) listAgain(ctx context.Context, g discord.GuildID) {
+	b.queueMu.Lock()
+	attempt := b.listingAttempts[g]
+	b.listingAttempts[g] = attempt + 1
+	b.queueMu.Unlock()
 	wait := min(b.cfg.RetryAfter<<min(attempt, 20), maxRetryWait)
-	b.log.Warn("backfill: thread listings failed; listing the server again later", "guild", g, "listings", len(missed), "retry_in", wait)
 	time.AfterFunc(wait, func() {
 		if ctx.Err() == nil {
 			b.queueBackfill(g)

@@ -66,6 +66,7 @@ func (b *Bot) addHandlers() {
 	b.state.AddSyncHandler(func(e *gateway.ChannelUpdateEvent) { place(&e.Channel) })
 	b.state.AddSyncHandler(func(e *gateway.ThreadCreateEvent) {
 		place(&e.Channel)
+		b.catchUpRejoined(&e.Channel)
 		b.catchUpUnsynced(&e.Channel)
 	})
 	b.state.AddSyncHandler(func(e *gateway.ThreadUpdateEvent) { place(&e.Channel) })
@@ -87,8 +88,20 @@ func (b *Bot) addHandlers() {
 	b.state.AddSyncHandler(func(e *gateway.ChannelDeleteEvent) { forget(e.GuildID, e.ID) })
 	b.state.AddSyncHandler(func(e *gateway.ThreadDeleteEvent) { forget(e.GuildID, e.ID) })
 	b.state.AddSyncHandler(func(e *gateway.GuildDeleteEvent) {
-		if e.Unavailable || !b.allowed(e.ID) {
-			return // an outage: the guild comes back
+		if !b.allowed(e.ID) {
+			return
+		}
+		if e.Unavailable {
+			// An outage: the guild comes back, and its GUILD_CREATE gaps
+			// only the channels and active threads it lists; a thread
+			// archived meanwhile would stay whole, its mark moved past
+			// what was written by the first post that unarchives it.
+			if chans, err := b.state.Cabinet.Channels(e.ID); err == nil {
+				for _, c := range chans {
+					b.marks.gap(c.ID)
+				}
+			}
+			return
 		}
 		b.log.Warn("the bot was removed from a server; forgetting its messages", "guild", e.ID)
 		b.batch.forget(nil, []api.ID{api.ID(e.ID)})

@@ -453,6 +453,16 @@ func (b *Bot) catchUpUnsynced(th *discord.Channel) {
 	}
 }
 
+// catchUpRejoined: a THREAD_CREATE of a thread with a mark is the bot
+// added back to a private thread it was removed from (Discord sent
+// nothing of it meanwhile): it gets a gap and is caught up from its mark.
+func (b *Bot) catchUpRejoined(th *discord.Channel) {
+	if _, synced := b.marks.mark(th.ID); synced && b.allowed(th.GuildID) {
+		b.marks.gap(th.ID)
+		b.markLost(map[discord.ChannelID]discord.GuildID{th.ID: th.GuildID})
+	}
+}
+
 // catchUpLost catches up the channels whose messages the spool could not
 // take, and threads new to the bot without a mark (catchUpUnsynced), once
 // the spool takes events again: once searchd has emptied it.
