@@ -365,6 +365,9 @@ func (b *Bot) quotesOf(resp *api.QueryResponse, l lang) *quotes {
 	for _, r := range resp.Results {
 		add(&q.messages, r.MessageID)
 		addChannel(r.ChannelID)
+		for _, a := range r.AuthorIDs { // named in its header
+			add(&q.authors, a)
+		}
 		for _, m := range r.Previews {
 			add(&q.messages, m.ID)
 			add(&q.authors, m.AuthorID)

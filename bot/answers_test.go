@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -286,5 +287,17 @@ func TestPublicAnswerWithdrawnWhenAQuotedMessageIsEditedAway(t *testing.T) {
 	time.Sleep(time.Second)
 	if r, _ := e.discord.ReplyTo(later); !strings.Contains(r.Embeds, "never mind") {
 		t.Errorf("an answer quoting a message edited before it was posted was withdrawn: %+v", r)
+	}
+}
+
+// The authors a result's header names are recorded with the previews'
+// (searchd gives their IDs): a member named only there, opting out,
+// withdraws the answer too.
+func TestPublicAnswerRecordsTheAuthorsItsHeadersName(t *testing.T) {
+	e := setup(t)
+	q := e.bot.quotesOf(&api.QueryResponse{Results: []api.SearchResult{
+		{MessageID: 1, ChannelID: api.ID(general), Authors: []string{"only in the header"}, AuthorIDs: []api.ID{77}}}}, en)
+	if !slices.Contains(q.authors, 77) {
+		t.Errorf("the header's author is not recorded: %v", q.authors)
 	}
 }

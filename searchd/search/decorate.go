@@ -45,7 +45,7 @@ func (q *query) decorate(ctx context.Context, page []Result) error {
 		if r.MessageID == 0 && len(ws.ranked) > 0 {
 			r.MessageID = ws.ranked[0]
 		}
-		r.Authors = authors(ws.messages)
+		r.Authors, r.AuthorIDs = authors(ws.messages)
 		r.Previews = previews(ws.messages, q.terms, r.MessageID)
 	}
 	return nil
@@ -121,16 +121,15 @@ func holdsAny(terms []lexical.Term) func(text string) bool {
 	}
 }
 
-func authors(ms []sqlite.StoredMessage) []string {
-	var out []string
+func authors(ms []sqlite.StoredMessage) (names []string, ids []int64) {
 	seen := map[int64]bool{}
 	for _, m := range ms {
-		if !seen[m.AuthorID] && len(out) < 5 {
+		if !seen[m.AuthorID] && len(names) < 5 {
 			seen[m.AuthorID] = true
-			out = append(out, m.AuthorName)
+			names, ids = append(names, m.AuthorName), append(ids, m.AuthorID)
 		}
 	}
-	return out
+	return names, ids
 }
 
 func (q *query) decorateMessages(ctx context.Context, page []Result) error {
@@ -149,7 +148,7 @@ func (q *query) decorateMessages(ctx context.Context, page []Result) error {
 			continue // deleted meanwhile
 		}
 		r.ChannelID, r.GuildID, r.StartAt, r.MessageCount = m.ChannelID, m.GuildID, m.CreatedAt, 1
-		r.Authors = []string{m.AuthorName}
+		r.Authors, r.AuthorIDs = []string{m.AuthorName}, []int64{m.AuthorID}
 		r.Previews = nil
 		for _, id := range []int64{q.around[m.ID][0], m.ID, q.around[m.ID][1]} {
 			if n, ok := msgs[id]; ok {

@@ -72,3 +72,28 @@ func TestHoldsAnyIsContains(t *testing.T) {
 		}
 	}
 }
+
+// A result names its authors, and gives their IDs in the same order: a
+// public answer naming one is withdrawn when that member opts out.
+func TestResultsNameTheirAuthorsByID(t *testing.T) {
+	s := setup(t)
+	ids := map[string]int64{"alice": alice, "bob": bob}
+	for _, mode := range []Mode{Lexical, Semantic, Hybrid, Pipeline} {
+		resp := run(t, s, Request{Query: "the boiler broke and the landlord", Mode: mode, Limit: 5})
+		named := 0
+		for _, r := range resp.Results {
+			if len(r.AuthorIDs) != len(r.Authors) {
+				t.Fatalf("%s: authors %v, IDs %v", mode, r.Authors, r.AuthorIDs)
+			}
+			for i, name := range r.Authors {
+				if ids[name] != r.AuthorIDs[i] {
+					t.Errorf("%s: author %q given ID %d", mode, name, r.AuthorIDs[i])
+				}
+				named++
+			}
+		}
+		if named == 0 && mode != Lexical {
+			t.Errorf("%s: no result names an author", mode)
+		}
+	}
+}

@@ -222,6 +222,7 @@ type Result struct {
 	StartAt      int64
 	MessageCount int
 	Authors      []string
+	AuthorIDs    []int64 // Authors' IDs, in their order
 	Score        float64
 	Components   map[string]Component
 	Previews     []sqlite.StoredMessage

@@ -74,6 +74,9 @@ func apiResult(res search.Result) api.SearchResult {
 	if out.Authors == nil {
 		out.Authors = []string{}
 	}
+	for _, id := range res.AuthorIDs {
+		out.AuthorIDs = append(out.AuthorIDs, api.ID(id))
+	}
 	if res.Confidence.High {
 		out.Confidence.Level = "high"
 	}

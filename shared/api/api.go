@@ -359,15 +359,18 @@ type SearchResponse struct {
 
 // SearchResult is a conversation segment (or, in lexical mode, a message).
 type SearchResult struct {
-	SegmentID    int64                `json:"segment_id,omitempty"`
-	MessageID    ID                   `json:"message_id"`
-	ChannelID    ID                   `json:"channel_id"`
-	ChannelName  string               `json:"channel_name,omitempty"`
-	StartAt      time.Time            `json:"start_at"`
-	MessageCount int                  `json:"message_count"`
-	Authors      []string             `json:"authors"`
-	Score        float64              `json:"score"`
-	Components   map[string]Component `json:"components"`
+	SegmentID    int64     `json:"segment_id,omitempty"`
+	MessageID    ID        `json:"message_id"`
+	ChannelID    ID        `json:"channel_id"`
+	ChannelName  string    `json:"channel_name,omitempty"`
+	StartAt      time.Time `json:"start_at"`
+	MessageCount int       `json:"message_count"`
+	Authors      []string  `json:"authors"`
+	// AuthorIDs are the authors' IDs, in their order: a public answer
+	// naming them is withdrawn when one opts out.
+	AuthorIDs  []ID                 `json:"author_ids,omitempty"`
+	Score      float64              `json:"score"`
+	Components map[string]Component `json:"components"`
 	// Confidence says how clearly the result matches the query.
 	Confidence Confidence `json:"confidence"`
 	Previews   []Message  `json:"previews"`
