@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,8 +30,7 @@ func TestAccessRegainedIsCaughtUp(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
 	ch := fakeGuild().Channels[1] // #general
-	hidden := ch
-	hidden.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel}}
+	hidden := hiddenFromBot(ch)
 	e.discord.UpdateChannel(hidden)
 	waitFor(t, "the bot's state to see the overwrite", func() bool { return !e.bot.botReadsHistory(ch) })
 	// Written while the bot may not view #general: Discord dispatches
@@ -283,8 +283,7 @@ func TestAccessLostWhileMemberFetchFailsIsCaughtUp(t *testing.T) {
 	e.backfilled(int64(len(history())))
 	member := fmt.Sprintf("/guilds/%d/members/%d", guildID, botUser)
 	ch := fakeGuild().Channels[1] // #general
-	hidden := ch
-	hidden.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel}}
+	hidden := hiddenFromBot(ch)
 	calls := len(e.discord.Calls("GET", member))
 	e.discord.Fault("GET", member, 502, 5)
 	e.discord.UpdateChannel(hidden)
@@ -303,4 +302,11 @@ func TestAccessLostWhileMemberFetchFailsIsCaughtUp(t *testing.T) {
 	if n := e.unstored(missed); n > 0 {
 		t.Errorf("%d of %d messages written while the bot could not view #general never stored (its access change was missed for one failed member request)", n, len(missed))
 	}
+}
+
+// hiddenFromBot is ch with an overwrite denying the bot View Channel.
+func hiddenFromBot(ch discord.Channel) discord.Channel {
+	ch.Overwrites = append(slices.Clone(ch.Overwrites),
+		discord.Overwrite{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel})
+	return ch
 }

@@ -37,8 +37,7 @@ func TestLossAfterAnUntoldCheckGetsAGap(t *testing.T) {
 	waitFor(t, "the SIGHUP's backfill", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 2 })
 	waitFor(t, "#general whole again", func() bool { return e.bot.marks.wholeNow(general) })
 
-	hidden := ch
-	hidden.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel}}
+	hidden := hiddenFromBot(ch)
 	e.discord.UpdateChannel(hidden)
 	waitFor(t, "the bot's state to see the overwrite", func() bool { return !e.bot.botReadsHistory(ch) })
 	time.Sleep(300 * time.Millisecond)
@@ -65,8 +64,7 @@ func TestLossAfterAnUntoldCheckLosesNothing(t *testing.T) {
 	e.bot.Backfill()
 	waitFor(t, "the SIGHUP's backfill", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 2 })
 
-	hidden := ch
-	hidden.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel}}
+	hidden := hiddenFromBot(ch)
 	e.discord.UpdateChannel(hidden)
 	waitFor(t, "the bot's state to see the overwrite", func() bool { return !e.bot.botReadsHistory(ch) })
 	waitFor(t, "the server's catch-up for the channels 'regained'", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 3 })

@@ -108,9 +108,7 @@ func TestThreadsOfChannelReadableAgainAreCaughtUp(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
 	ch := fakeGuild().Channels[2] // #staff
-	hidden := ch
-	hidden.Overwrites = append(append([]discord.Overwrite{}, ch.Overwrites...),
-		discord.Overwrite{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel})
+	hidden := hiddenFromBot(ch)
 	e.discord.UpdateChannel(hidden)
 	waitFor(t, "the bot's state to see the overwrite", func() bool { return !e.bot.botReadsHistory(ch) })
 

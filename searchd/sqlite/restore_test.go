@@ -500,15 +500,7 @@ func TestRestoreKeepsLeftServersOut(t *testing.T) {
 	if n, err := db.ForgetLeftGuild(ctx, guild, segment.DefaultRules); err != nil || n != 2 {
 		t.Fatalf("forget the left server: %d, %v", n, err)
 	}
-	db.Close()
-	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
-		t.Fatal(err)
-	}
-	restored, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restored.Close()
+	restored := restoredFrom(t, db, data, backup)
 	for _, id := range []int64{2, 3} {
 		if _, err := restored.Message(ctx, id); err != ErrNotFound {
 			t.Errorf("message %d of the server the bot left is back after the restore: %v", id, err)
@@ -538,15 +530,7 @@ func TestRestoreKeepsEdits(t *testing.T) {
 	if r := apply(t, db, edited, laterEdited); r.Updated != 2 {
 		t.Fatalf("the edits: %+v", r)
 	}
-	db.Close()
-	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
-		t.Fatal(err)
-	}
-	restored, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restored.Close()
+	restored := restoredFrom(t, db, data, backup)
 	if m, err := restored.Message(ctx, 1); err != nil || m.Content != edited.Content {
 		t.Errorf("message 1 after the restore: %v, %v; want the edit %q", m, err, edited.Content)
 	}
@@ -573,18 +557,26 @@ func TestRestoreKeepsManyEdits(t *testing.T) {
 	if r := apply(t, db, msgs...); r.Updated != len(msgs) {
 		t.Fatalf("the edits: %+v", r)
 	}
-	db.Close()
-	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
-		t.Fatal(err)
-	}
-	restored, err := Open(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restored.Close()
+	restored := restoredFrom(t, db, data, backup)
 	for _, i := range []int{0, 999, 1000, 1004} {
 		if m, err := restored.Message(ctx, int64(i)); err != nil || m.Content != fmt.Sprintf("edited %d", i) {
 			t.Errorf("message %d after the restore: %v, %v; want its edit", i, m, err)
 		}
 	}
+}
+
+// restoredFrom closes db, restores backup over data and opens the result
+// (closed when the test ends).
+func restoredFrom(t *testing.T, db *DB, data, backup string) *DB {
+	t.Helper()
+	db.Close()
+	if _, err := Restore(context.Background(), data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { restored.Close() })
+	return restored
 }
