@@ -103,6 +103,9 @@ func (db *DB) applyParts(ctx context.Context, level string, parts []Part, rules 
 	})
 	for i := range res {
 		res[i].Truncated = truncated[i]
+		if err == nil && res[i].Deleted+res[i].Updated > 0 {
+			db.purged.textTakenOut()
+		}
 	}
 	return res, err
 }
@@ -279,9 +282,9 @@ const (
 		WHERE id = ? AND (edited_at IS NOT ? OR content IS NOT ? OR type IS NOT ? OR reply_to_id IS NOT ? OR attachments IS NOT ?)
 		AND COALESCE(edited_at, 0) < COALESCE(?, 0)`
 	qIndex      = `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`
-	qUnindex    = `DELETE FROM messages_fts WHERE rowid = ?`
+	qUnindex    = `INSERT INTO messages_fts (messages_fts, rowid, text, bigrams) VALUES ('delete', ?, ?, ?)`
 	qTombstoned = `SELECT 1 FROM tombstones WHERE message_id = ?`
-	qChannelOf  = `SELECT channel_id FROM messages WHERE id = ?`
+	qStored     = `SELECT channel_id, content, type FROM messages WHERE id = ?`
 	qMention    = `INSERT INTO message_mentions (message_id, user_id, channel_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 )
 

@@ -98,10 +98,27 @@ func (a *applier) indexText(m *searchd.Message) error {
 	return a.textChanged(m.ID)
 }
 
+// indexed is what the keyword index holds of a stored message: its text,
+// unless it is one of Discord's notices or still queued (indexQueued).
+func (a *applier) indexed(id int64, text, msgType string) (string, bool) {
+	if _, queued := a.toIndex[id]; queued || segment.IsSystem(msgType) {
+		return "", false
+	}
+	return text, true
+}
+
 // unindex takes a message out of the keyword index, queued or written.
-func (a *applier) unindex(id int64) error {
+// The index keeps no text (contentless), so it is given the words it
+// was indexed with, read before the row changed (indexed), and with
+// FTS5's secure-delete (migration 0022) it removes them from its
+// segments at once: otherwise a deleted message's words would stay in
+// the file until the segments were merged.
+func (a *applier) unindex(id int64, text string, wasIndexed bool) error {
 	delete(a.toIndex, id)
-	_, err := a.exec(qUnindex, id)
+	if !wasIndexed {
+		return nil
+	}
+	_, err := a.exec(qUnindex, id, text, lexical.Bigrams(text))
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"dsearch/migrations"
 	"dsearch/searchd/lexical"
+	"dsearch/searchd/segment"
 
 	moderncsqlite "modernc.org/sqlite"
 	sqlitelib "modernc.org/sqlite/lib"
@@ -52,7 +54,8 @@ type DB struct {
 	// costs about as much as running it.
 	stmts sync.Map
 	// names caches AuthorNames while nothing is committed (names.go).
-	names namesCache
+	names  namesCache
+	purged purged // purge.go
 }
 
 // Open opens (creating if needed) the database in dir and applies pending
@@ -96,12 +99,16 @@ func openFile(ctx context.Context, path string) (*DB, error) {
 	// let them go after a quiet spell so their caches are freed.
 	sqldb.SetMaxIdleConns(maxIdleConns)
 	sqldb.SetConnMaxIdleTime(time.Minute)
-	db := &DB{db: sqldb, path: path, now: time.Now}
+	db := &DB{db: sqldb, path: path, now: time.Now, purged: purged{soon: make(chan struct{}, 1)}}
 	if err := db.migrate(ctx); err != nil {
 		sqldb.Close()
 		return nil, err
 	}
 	if err := db.fillKeywordIndex(ctx); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	if err := db.mergeKeywords(ctx); err != nil { // a bulk forget cut short
 		sqldb.Close()
 		return nil, err
 	}
@@ -128,45 +135,56 @@ func settleRestore(dir string) error {
 	return checkNoRestoreLeft(dir)
 }
 
-// fillKeywordIndex indexes the messages stored before the keyword index
-// existed (bigrams cannot be computed in SQL, so a migration cannot).
+// fillKeywordIndex builds the keyword index from the stored messages when
+// a migration made it anew (0003, 0022): bigrams cannot be computed in
+// SQL. It reads the messages a page at a time, in rowid order (FTS5
+// flushes a segment whenever a rowid comes lower than the one before),
+// and indexes what applier.indexText would.
 func (db *DB) fillKeywordIndex(ctx context.Context) error {
 	if v, err := db.Meta(ctx, "fts_ready"); err != nil || v == "1" {
 		return err
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, content FROM messages m WHERE `+spoken)
-		if err != nil {
-			return err
-		}
-		type doc struct {
-			id      int64
-			content string
-		}
-		var docs []doc
-		for rows.Next() {
-			var d doc
-			if err := rows.Scan(&d.id, &d.content); err != nil {
-				rows.Close()
-				return err
-			}
-			docs = append(docs, d)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		st, err := tx.PrepareContext(ctx, `INSERT INTO messages_fts (rowid, text, bigrams) VALUES (?, ?, ?)`)
+		st, err := tx.PrepareContext(ctx, qIndex)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		for _, d := range docs {
-			if _, err := st.ExecContext(ctx, d.id, d.content, lexical.Bigrams(d.content)); err != nil {
+		type doc struct {
+			id            int64
+			text, msgType string
+		}
+		var page []doc
+		for after := int64(math.MinInt64); ; after = page[len(page)-1].id {
+			page = page[:0]
+			rows, err := tx.QueryContext(ctx, `SELECT id, content, type FROM messages WHERE id > ? ORDER BY id LIMIT 10000`, after)
+			if err != nil {
 				return err
 			}
+			for rows.Next() {
+				var d doc
+				if err := rows.Scan(&d.id, &d.text, &d.msgType); err != nil {
+					rows.Close()
+					return err
+				}
+				page = append(page, d)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				return setMeta(ctx, tx, "fts_ready", "1")
+			}
+			for _, d := range page {
+				if segment.IsSystem(d.msgType) {
+					continue
+				}
+				if _, err := st.ExecContext(ctx, d.id, d.text, lexical.Bigrams(d.text)); err != nil {
+					return err
+				}
+			}
 		}
-		return setMeta(ctx, tx, "fts_ready", "1")
 	})
 }
 

@@ -44,9 +44,6 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if err := purgeCopy(ctx, tmp); err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -54,19 +51,6 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 		return fmt.Errorf("backup: %w", err)
 	}
 	return syncFile(dir)
-}
-
-// purgeCopy takes out of a backup copy what the live database's keyword
-// index still held of deleted and edited messages until its next purge
-// (PurgeDeleted): VACUUM INTO copies the index's segments as they are.
-func purgeCopy(ctx context.Context, path string) error {
-	copy, err := sql.Open("sqlite", "file:"+path+"?_pragma=secure_delete(1)")
-	if err != nil {
-		return err
-	}
-	defer copy.Close()
-	_, err = purgeKeywords(ctx, copy, false)
-	return err
 }
 
 // syncFile flushes a file, or a directory's entries, to disk.
@@ -114,6 +98,11 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 	if err != nil {
 		return 0, err
 	}
+	if len(ids) >= bulkForget {
+		if err := db.write(ctx, func(tx *sql.Tx) error { return unmergeKeywords(ctx, tx) }); err != nil {
+			return 0, err
+		}
+	}
 	deleted := 0
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), 5000)]
@@ -123,6 +112,9 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 			return deleted, err
 		}
 		deleted += res.Deleted
+	}
+	if err := db.mergeKeywords(ctx); err != nil {
+		return deleted, err
 	}
 	if f.Author != 0 && f.Channel == 0 && f.Before == 0 {
 		err = db.write(ctx, func(tx *sql.Tx) error {

@@ -182,12 +182,13 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		// Known. A snowflake names one message everywhere, so the same ID
 		// in another channel is a broken export: refuse it rather than
 		// move text into a channel whose readers may not see the other.
-		row, err := a.queryRow(qChannelOf, m.ID)
+		row, err := a.queryRow(qStored, m.ID)
 		if err != nil {
 			return err
 		}
 		var stored int64
-		if err := row.Scan(&stored); err != nil {
+		var oldText, oldType string
+		if err := row.Scan(&stored, &oldText, &oldType); err != nil {
 			return err
 		}
 		if stored != m.ChannelID {
@@ -219,7 +220,8 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		if _, err := a.exec(`DELETE FROM message_vectors WHERE message_id = ?`, m.ID); err != nil {
 			return err
 		}
-		if err := a.unindex(m.ID); err != nil {
+		text, wasIndexed := a.indexed(m.ID, oldText, oldType)
+		if err := a.unindex(m.ID, text, wasIndexed); err != nil {
 			return err
 		}
 		if err := a.indexText(m); err != nil {
@@ -301,20 +303,25 @@ func (a *applier) dropDerived(segment string, arg int64) error {
 // tombstone (unless untombstoned); its segment's bounds and count are
 // recomputed at flush.
 func (a *applier) deleteMessage(id int64, res *searchd.BatchResult) error {
-	row, err := a.queryRow(`SELECT m.channel_id, COALESCE(ms.segment_id, 0) FROM messages m
+	row, err := a.queryRow(`SELECT m.channel_id, m.content, m.type, COALESCE(ms.segment_id, 0) FROM messages m
 		LEFT JOIN message_segments ms ON ms.message_id = m.id WHERE m.id = ?`, id)
 	if err != nil {
 		return err
 	}
 	var channel, seg int64
-	if err := row.Scan(&channel, &seg); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	var text, msgType string
+	stored := true
+	if err := row.Scan(&channel, &text, &msgType, &seg); errors.Is(err, sql.ErrNoRows) {
+		stored = false
+	} else if err != nil {
+		return err
+	}
+	text, wasIndexed := a.indexed(id, text, msgType)
+	if err := a.unindex(id, text, wasIndexed && stored); err != nil {
 		return err
 	}
 	r, err := a.exec(`DELETE FROM messages WHERE id = ?`, id)
 	if err != nil {
-		return err
-	}
-	if err := a.unindex(id); err != nil {
 		return err
 	}
 	if n, _ := r.RowsAffected(); n > 0 {

@@ -137,15 +137,14 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 			log.Error("segment memberships: not loaded; keywords' segments come from SQLite", "err", err)
 		}
 	}()
-	// Deletions and edits leave the file (the keyword index's traces of
-	// them) within six hours: each purge rewrites the index (at most 2.2 s and
-	// 61 MB at 650,000 messages, 26 s and 585 MB at 6.5 M). An opt-out or
-	// searchd forget purges at once.
+	// Deletions and edits leave the files (the WAL's older pages) seconds
+	// after their write: a purge is a checkpoint, done only after a
+	// change. An opt-out or searchd forget purges at once.
 	purgeDone := make(chan struct{})
 	go func() {
 		defer close(purgeDone)
-		db.PurgeEvery(ctx, 6*time.Hour, func(err error) {
-			log.Warn("cannot purge deleted text from the keyword index; trying again later", "err", err)
+		db.PurgeEvery(ctx, time.Minute, func(err error) {
+			log.Warn("cannot empty the WAL of deleted text; trying again in a minute", "err", err)
 		})
 	}()
 	err = srv.Serve(ctx, ln, grace)
