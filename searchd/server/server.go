@@ -155,6 +155,7 @@ func (s *Server) Handler() http.Handler {
 	r.Delete("/v1/optouts/{user}", s.handle(s.optIn))
 	r.Get("/v1/channels/{channel}/message-ids", s.handle(s.messageIDs))
 	r.Get("/v1/guilds/{guild}/channels", s.handle(s.guildChannels))
+	r.Post("/v1/gone", s.handle(s.gone))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))

@@ -271,3 +271,9 @@ func Places(path string) (data, socket string, err error) {
 	}
 	return data, socket, nil
 }
+
+// Gone asks which of the IDs searchd no longer holds (api.Gone).
+func (c *Client) Gone(ctx context.Context, q *api.GoneRequest) (*api.Gone, error) {
+	var out api.Gone
+	return &out, c.do(ctx, "POST", "/v1/gone", nil, q, &out)
+}

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"net/http"
+
+	"dsearch/shared/api"
+)
+
+// gone serves POST /v1/gone: which of the IDs the bot's public answers
+// quote searchd no longer holds (api.Gone). IDs in, IDs out; whatever
+// removed them (a batch, an opt-out, searchd forget, a reconciliation).
+func (s *Server) gone(w http.ResponseWriter, r *http.Request) error {
+	var in api.GoneRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if n := in.IDs(); n > api.MaxGoneIDs {
+		return errorf(http.StatusBadRequest, "%d IDs; at most %d", n, api.MaxGoneIDs)
+	}
+	ids := func(in []api.ID) []int64 {
+		out := make([]int64, len(in))
+		for i, id := range in {
+			out[i] = int64(id)
+		}
+		return out
+	}
+	m, a, c, err := s.DB.Gone(r.Context(), ids(in.Messages), ids(in.Authors), ids(in.Channels))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.Gone{Messages: apiIDs(m), Authors: apiIDs(a), Channels: apiIDs(c)})
+}

@@ -1,0 +1,49 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Gone reports, of the IDs given, the messages not stored, the authors
+// who opted out or have no row left (forget --author removes it with
+// their last message), and the channels deleted on Discord. One read
+// transaction: a primary-key lookup per ID.
+func (db *DB) Gone(ctx context.Context, messages, authors, channels []int64) (goneMsgs, goneAuthors, goneChans []int64, err error) {
+	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer tx.Rollback()
+	check := func(q string, ids []int64) ([]int64, error) {
+		out := []int64{}
+		if len(ids) == 0 {
+			return out, nil
+		}
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		for _, id := range ids {
+			var gone bool
+			if err := st.QueryRowContext(ctx, id).Scan(&gone); err != nil {
+				return nil, err
+			}
+			if gone {
+				out = append(out, id)
+			}
+		}
+		return out, nil
+	}
+	if goneMsgs, err = check(`SELECT NOT EXISTS (SELECT 1 FROM messages WHERE id = ?1)`, messages); err != nil {
+		return nil, nil, nil, err
+	}
+	if goneAuthors, err = check(`SELECT EXISTS (SELECT 1 FROM opt_outs WHERE user_id = ?1) OR NOT EXISTS (SELECT 1 FROM users WHERE id = ?1)`, authors); err != nil {
+		return nil, nil, nil, err
+	}
+	if goneChans, err = check(`SELECT EXISTS (SELECT 1 FROM deleted_channels WHERE channel_id = ?1)`, channels); err != nil {
+		return nil, nil, nil, err
+	}
+	return goneMsgs, goneAuthors, goneChans, nil
+}
