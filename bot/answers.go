@@ -1,21 +1,12 @@
 package bot
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
-	dapi "github.com/diamondburned/arikawa/v3/api"
 	"github.com/diamondburned/arikawa/v3/discord"
-	"github.com/diamondburned/arikawa/v3/utils/httputil"
-	"github.com/diamondburned/arikawa/v3/utils/json/option"
 
 	"dsearch/shared/api"
 )
@@ -23,12 +14,13 @@ import (
 // A public answer stays in its channel for good, quoting members'
 // messages (previews, and the LLM's summary of them). What is deleted is
 // gone (docs/design.md), so the bot records what each public answer it
-// posted quotes, by ID alone (SPOOL/answers), and withdraws the answer,
-// editing it into one line, once one of those messages is deleted, its
-// channel or thread deleted, or its author opts out. The record is on
-// disk: a restart keeps it, and what the restart's catch-up finds
-// deleted while the bot was away withdraws the answers as a live
-// deletion does.
+// posted quotes, by ID alone (SPOOL/answers, answerfile.go), and
+// withdraws the answer, editing it into one line (answerwithdraw.go),
+// once one of those messages is deleted or edited, its channel or thread
+// deleted, or its author opts out. Two ways tell it: a removal the bot
+// itself hands searchd, at once (Bot.took); and, for what anything else
+// removed (dsearch-bot --reconcile, searchd forget, an opt-out through
+// searchd's API), asking searchd what of it is gone (answercheck.go).
 
 const (
 	answersFile = "answers"
@@ -68,18 +60,6 @@ type quotes struct {
 	asked                      time.Time // when searchd was asked for the page
 }
 
-// removed is what a batch searchd took, or an opt-out, took away.
-type removed struct {
-	messages, channels, guilds, authors []api.ID
-	// edited are messages whose text searchd changed: an answer asked for
-	// before showed the old text, and an edit may take quoted text out.
-	edited []api.ID
-}
-
-func (r removed) empty() bool {
-	return len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.edited) == 0
-}
-
 type answers struct {
 	path string
 	log  *slog.Logger
@@ -89,116 +69,65 @@ type answers struct {
 	list   []*answer // oldest first
 	recent recentRemovals
 	work   chan struct{}
+	// check asks for searchd to be asked what the answers quote that it
+	// no longer holds (answercheck.go).
+	check chan struct{}
 }
 
 // recentRemovals are the removals of the last recentFor, each ID with
 // when it was removed.
 type recentRemovals struct {
-	messages, channels, guilds, authors, edited map[api.ID]time.Time
+	messages, channels, guilds, authors, changed map[api.ID]time.Time
 }
 
-func (rr *recentRemovals) add(r removed, now time.Time) {
-	for _, k := range []struct {
+// kinds pairs each of rr's maps with r's set of the same kind.
+func (rr *recentRemovals) kinds(r *removal) []struct {
+	m   *map[api.ID]time.Time
+	ids *idSet
+} {
+	return []struct {
 		m   *map[api.ID]time.Time
-		ids []api.ID
-	}{{&rr.messages, r.messages}, {&rr.channels, r.channels}, {&rr.guilds, r.guilds}, {&rr.authors, r.authors}, {&rr.edited, r.edited}} {
+		ids *idSet
+	}{{&rr.messages, &r.messages}, {&rr.channels, &r.channels}, {&rr.guilds, &r.guilds}, {&rr.authors, &r.authors}, {&rr.changed, &r.changed}}
+}
+
+func (rr *recentRemovals) add(r *removal, now time.Time) {
+	for _, k := range rr.kinds(r) {
 		if *k.m == nil {
 			*k.m = map[api.ID]time.Time{}
 		}
-		for _, id := range k.ids {
+		for id := range *k.ids {
 			(*k.m)[id] = now
 		}
 	}
 }
 
-// since drops what is older than recentFor and returns the rest; an edit
-// only if taken after asked (an answer asked for later shows its text).
-func (rr *recentRemovals) since(asked time.Time) removed {
-	var r removed
-	for _, k := range []struct {
-		m     map[api.ID]time.Time
-		ids   *[]api.ID
-		after time.Time
-	}{{rr.messages, &r.messages, time.Time{}}, {rr.channels, &r.channels, time.Time{}}, {rr.guilds, &r.guilds, time.Time{}},
-		{rr.authors, &r.authors, time.Time{}}, {rr.edited, &r.edited, asked}} {
-		for id, at := range k.m {
+// since drops what is older than recentFor and returns the rest; a text
+// change only if taken after asked (an answer asked for later shows the
+// new text).
+func (rr *recentRemovals) since(asked time.Time) *removal {
+	r := &removal{}
+	for _, k := range rr.kinds(r) {
+		*k.ids = idSet{}
+		after := time.Time{}
+		if k.m == &rr.changed {
+			after = asked
+		}
+		for id, at := range *k.m {
 			if time.Since(at) > recentFor {
-				delete(k.m, id)
-			} else if at.After(k.after) {
-				*k.ids = append(*k.ids, id)
+				delete(*k.m, id)
+			} else if at.After(after) {
+				(*k.ids)[id] = true
 			}
 		}
 	}
 	return r
 }
 
-func loadAnswers(dir string, log *slog.Logger) (*answers, error) {
-	s := &answers{path: filepath.Join(dir, answersFile), log: log, work: make(chan struct{}, 1)}
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &s.list); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path, err)
-	}
-	return s, nil
-}
-
-// save writes the record (0600) and syncs it, in place of the old one.
-// s.mu is held.
-func (s *answers) save() error {
-	if len(s.list) > maxAnswers {
-		s.list = slices.Delete(s.list, 0, len(s.list)-maxAnswers)
-	}
-	data, err := json.Marshal(s.list)
-	if err != nil {
-		return err
-	}
-	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-func (s *answers) saveLogged() {
-	if err := s.save(); err != nil {
-		s.log.Error("cannot write SPOOL/answers: what public answers quote may not be withdrawn after a restart", "err", err)
-	}
-}
-
-func (a *answer) quotes(r removed) bool {
-	hit := func(have, gone []api.ID) bool {
-		for _, id := range gone {
-			if slices.Contains(have, id) {
-				return true
-			}
-		}
-		return false
-	}
-	return hit(a.Messages, r.messages) || hit(a.Messages, r.edited) || hit(a.Channels, r.channels) || slices.Contains(r.channels, a.Channel) ||
-		slices.Contains(r.guilds, a.Guild) || hit(a.Authors, r.authors)
+// quotes reports whether a quotes what r removed.
+func (a *answer) quotes(r *removal) bool {
+	return r.messages.any(a.Messages) || r.changed.any(a.Messages) || r.channels.any(a.Channels) || r.channels[a.Channel] ||
+		r.guilds[a.Guild] || r.authors.any(a.Authors)
 }
 
 // record notes a public reply posted (or edited to another page): what it
@@ -226,7 +155,7 @@ func (s *answers) record(reply, channel, guild api.ID, q *quotes) {
 }
 
 // remove marks for withdrawal every answer quoting what r removed.
-func (s *answers) remove(r removed) {
+func (s *answers) remove(r *removal) {
 	if r.empty() {
 		return
 	}
@@ -236,7 +165,7 @@ func (s *answers) remove(r removed) {
 	// The answers in a server the bot left cannot be reached (Discord
 	// refuses the bot there): their record goes.
 	left := len(s.list)
-	s.list = slices.DeleteFunc(s.list, func(a *answer) bool { return slices.Contains(r.guilds, a.Guild) })
+	s.list = slices.DeleteFunc(s.list, func(a *answer) bool { return r.guilds[a.Guild] })
 	left -= len(s.list)
 	n := 0
 	for _, a := range s.list {
@@ -256,57 +185,6 @@ func (s *answers) remove(r removed) {
 	}
 }
 
-func (s *answers) wake() {
-	select {
-	case s.work <- struct{}{}:
-	default:
-	}
-}
-
-// run withdraws the answers marked for it, those left pending by the
-// last run first.
-func (s *answers) run(ctx context.Context) {
-	s.wake()
-	for start := true; ; start = false {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.work:
-		}
-		s.mu.Lock()
-		var todo []*answer
-		for _, a := range s.list {
-			if a.Pending && (!a.Failed || start) {
-				c := *a
-				todo = append(todo, &c)
-			}
-		}
-		s.mu.Unlock()
-		for _, a := range todo {
-			err := s.edit(a)
-			s.mu.Lock()
-			if i := slices.IndexFunc(s.list, func(x *answer) bool { return x.Reply == a.Reply }); i >= 0 {
-				cur := s.list[i]
-				switch {
-				case !cur.At.Equal(a.At):
-					// A page was edited in meanwhile: withdrawn again.
-					s.wake()
-				case err != nil:
-					cur.Failed = true
-					s.log.Error("cannot withdraw a public answer that quotes a removed message; tried again at the next start",
-						"reply", a.Reply, "channel", a.Channel, "err", err)
-				default:
-					s.log.Info("public answer withdrawn: a message it quoted was removed", "reply", a.Reply, "channel", a.Channel)
-					cur.Pending, cur.Withdrawn, cur.Failed = false, true, false
-					cur.Messages, cur.Authors, cur.Channels = nil, nil, nil
-				}
-				s.saveLogged()
-			}
-			s.mu.Unlock()
-		}
-	}
-}
-
 // withdrawn reports whether the reply was withdrawn (a More press on it
 // shows no page).
 func (s *answers) withdrawn(reply api.ID) bool {
@@ -314,37 +192,6 @@ func (s *answers) withdrawn(reply api.ID) bool {
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.list, func(x *answer) bool { return x.Reply == reply })
 	return i >= 0 && (s.list[i].Withdrawn || s.list[i].Pending)
-}
-
-// withdraw edits a public reply into one line, by channel and message
-// ID with the bot's token: interaction tokens die after 15 minutes, and
-// Discord lets a bot edit its own non-ephemeral interaction responses
-// through Edit Message. Should the edit be refused, the reply is deleted
-// (Delete Message: a bot may delete its own messages). A reply or
-// channel Discord no longer has (10008, 10003) is done.
-func (b *Bot) withdraw(a *answer) error {
-	l := en
-	if a.Korean {
-		l = ko
-	}
-	ch, id := discord.ChannelID(a.Channel), discord.MessageID(a.Reply)
-	_, err := b.state.EditMessageComplex(ch, id, dapi.EditMessageData{
-		Content: option.NewNullableString(l.say("withdrawn")), Embeds: &[]discord.Embed{},
-		Components: &discord.ContainerComponents{}, AllowedMentions: noPings()})
-	if err == nil || gone(err) {
-		return nil
-	}
-	b.log.Warn("Discord refused to edit a public answer; deleting it", "reply", a.Reply, "err", err)
-	if err := b.state.DeleteMessage(ch, id, ""); err != nil && !gone(err) {
-		return err
-	}
-	return nil
-}
-
-// gone: Discord says the message or its channel is no more.
-func gone(err error) bool {
-	var he *httputil.HTTPError
-	return errors.As(err, &he) && he.Status == 404
 }
 
 // quotesOf is what a page of a public answer quotes: each result's
@@ -375,31 +222,4 @@ func (b *Bot) quotesOf(resp *api.QueryResponse, l lang) *quotes {
 		}
 	}
 	return q
-}
-
-// watched is searchd as the bot sees it: what a batch or an opt-out
-// searchd took removes withdraws the public answers quoting it.
-type watched struct {
-	Searchd
-	answers *answers
-}
-
-func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
-	res, err := w.Searchd.PostMessages(ctx, mb)
-	if err == nil {
-		// With every thread of a forgotten channel searchd knows, and the
-		// messages whose text it changed: an answer recorded before
-		// showed the old text, and an edit may take quoted text out.
-		w.answers.remove(removed{messages: mb.Deletes, edited: res.UpdatedIDs,
-			channels: append(slices.Clone(mb.ForgetChannels), res.ForgotChannels...), guilds: mb.ForgetGuilds})
-	}
-	return res, err
-}
-
-func (w watched) OptOut(ctx context.Context, user api.ID) (*api.OptOut, error) {
-	res, err := w.Searchd.OptOut(ctx, user)
-	if err == nil {
-		w.answers.remove(removed{authors: []api.ID{user}})
-	}
-	return res, err
 }

@@ -182,13 +182,13 @@ func TestRefusedWithdrawalWaitsForTheNextStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go s.run(ctx)
 	s.record(1001, 10, 1, &quotes{messages: []api.ID{500}, channel: []api.ID{10}})
-	s.remove(removed{messages: []api.ID{500}})
+	s.remove(&removal{messages: setOf([]api.ID{500})})
 	waitFor(t, "the first withdrawal attempt", func() bool { return calls.Load() >= 1 })
 	time.Sleep(200 * time.Millisecond)
 	first := calls.Load()
 	for i := range 5 { // answers withdrawn in another server
 		s.record(api.ID(2000+i), 20, 2, &quotes{messages: []api.ID{api.ID(9000 + i)}, channel: []api.ID{20}})
-		s.remove(removed{messages: []api.ID{api.ID(9000 + i)}})
+		s.remove(&removal{messages: setOf([]api.ID{api.ID(9000 + i)})})
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -208,7 +208,7 @@ func TestRefusedWithdrawalWaitsForTheNextStart(t *testing.T) {
 	waitFor(t, "the attempt at the next start", func() bool { return calls.Load() > first })
 	// The bot removed from the server: the answer's record goes, untried.
 	tried := calls.Load()
-	s2.remove(removed{guilds: []api.ID{1}})
+	s2.remove(&removal{guilds: setOf([]api.ID{1})})
 	time.Sleep(200 * time.Millisecond)
 	if n := calls.Load(); n != tried || s2.withdrawn(1001) {
 		t.Errorf("an answer in a server the bot left: %d more attempts, still recorded %v; want none, dropped", n-tried, s2.withdrawn(1001))
@@ -236,7 +236,7 @@ func TestMorePageDuringWithdrawalIsWithdrawnToo(t *testing.T) {
 	go s.run(ctx)
 	const reply, m1, m2 = 1001, 501, 502
 	s.record(reply, 10, 1, &quotes{messages: []api.ID{m1}, channel: []api.ID{10}})
-	s.remove(removed{messages: []api.ID{m1}})
+	s.remove(&removal{messages: setOf([]api.ID{m1})})
 	waitFor(t, "the withdrawal in flight", func() bool { return calls.Load() == 1 })
 	s.record(reply, 10, 1, &quotes{messages: []api.ID{m2}, channel: []api.ID{10}}) // page 2 edited in
 	close(release)
@@ -256,7 +256,7 @@ func TestAnswerRecordedAfterItsQuoteWasRemovedIsWithdrawn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.run(ctx)
-	s.remove(removed{messages: []api.ID{500}, authors: []api.ID{77}})
+	s.remove(&removal{messages: setOf([]api.ID{500}), authors: setOf([]api.ID{77})})
 	s.record(1001, 10, 1, &quotes{messages: []api.ID{501}, authors: []api.ID{78}, channel: []api.ID{10}})
 	s.record(1002, 10, 1, &quotes{messages: []api.ID{500}, channel: []api.ID{10}})
 	waitFor(t, "the answer quoting a message removed before it was recorded withdrawn", func() bool { return edited.Load() == 1002 })

@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, commands: map[discord.GuildID]bool{},
 	}
 	b.answers, ans.edit = ans, b.withdraw
-	b.searchd = watched{Searchd: b.searchd, answers: ans}
+	b.searchd = watched{Searchd: b.searchd, b: b}
 	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
 	b.addHandlers()
@@ -277,11 +277,11 @@ func (b *Bot) gateway(ctx context.Context) error {
 }
 
 // post sends one spooled batch to searchd (and what it removed leaves
-// SPOOL/rejected/: the batches rejected before it are all there now).
+// SPOOL/rejected/, Bot.took: the batches rejected before it are all
+// there now).
 func (b *Bot) post(ctx context.Context, mb *api.MessageBatch) error {
-	return b.postRemoving(mb, func(mb *api.MessageBatch) (*api.BatchResult, error) {
-		return b.searchd.PostMessages(ctx, mb)
-	})
+	_, err := b.searchd.PostMessages(ctx, mb)
+	return err
 }
 
 // Backfill asks for every allowed guild to be paged through again (and

@@ -71,16 +71,12 @@ func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string, 
 	if choice == optOutCancel {
 		return &reply{content: l.say("optOutCancelled")}, nil
 	}
+	// Batches searchd refused keep their text until a replay (which
+	// searchd would filter): the member's messages leave them now, and
+	// the public answers quoting them are withdrawn (Bot.took).
 	res, err := b.searchd.OptOut(ctx, api.ID(member))
 	if err != nil {
 		return nil, err
-	}
-	// Batches searchd refused keep their text until a replay (which
-	// searchd would filter): take the member's messages out of them now.
-	if n, err := b.spool.ForgetAuthor(api.ID(member)); err != nil {
-		b.log.Error("opt-out: the spool's rejected batches could not all be cleaned; delete SPOOL/rejected or replay it", "err", err)
-	} else if n > 0 {
-		b.log.Info("opt-out: messages taken out of rejected batches", "messages", n)
 	}
 	return &reply{content: l.say("optOutDone", res.Forgotten)}, nil
 }

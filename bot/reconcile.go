@@ -65,13 +65,12 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("sync marks: %w", err)
 	}
-	sd := client.New(cfg.Socket)
-	b := &Bot{cfg: cfg, log: cfg.Log, state: st, searchd: sd, marks: mk}
+	b := &Bot{cfg: cfg, log: cfg.Log, state: st, marks: mk}
+	b.searchd = watched{Searchd: client.New(cfg.Socket), b: b}
 	b.batch = &batcher{log: cfg.Log, maxItems: api.MaxBatchItems, marks: b.marks,
 		put: func(mb *api.MessageBatch) error {
-			return b.postRemoving(mb, func(mb *api.MessageBatch) (*api.BatchResult, error) {
-				return retryFunc(ctx, b, func() (*api.BatchResult, error) { return sd.PostMessages(ctx, mb) })
-			})
+			_, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return b.searchd.PostMessages(ctx, mb) })
+			return err
 		}}
 	if err := st.Open(ctx); err != nil {
 		if fatal := fatalClose(err); fatal != nil {

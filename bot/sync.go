@@ -406,14 +406,11 @@ func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []dis
 		b.log.Info("reconcile: messages deleted on Discord", "channel", ch.ID, "count", len(batch.Deletes))
 	}
 	for _, part := range split(batch, api.MaxBatchItems) {
-		// The deletions leave SPOOL/rejected/ too. A page's edits do not:
-		// a history of many pages would read those files for each (a live
-		// edit's batch takes the older copy out, in post).
-		r := b.removalOf(&api.MessageBatch{Deletes: part.Deletes})
+		// What it removed leaves SPOOL/rejected/ and withdraws the
+		// public answers quoting it (Bot.took).
 		if _, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return b.searchd.PostMessages(ctx, part) }); err != nil {
 			return err
 		}
-		b.forgetRejected(r)
 	}
 	return nil
 }

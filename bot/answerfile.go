@@ -1,0 +1,70 @@
+package bot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// SPOOL/answers is the record of what public answers quote (answers.go):
+// on disk, so that a restart keeps it.
+
+func loadAnswers(dir string, log *slog.Logger) (*answers, error) {
+	s := &answers{path: filepath.Join(dir, answersFile), log: log, work: make(chan struct{}, 1), check: make(chan struct{}, 1)}
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &s.list); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return s, nil
+}
+
+// save writes the record (0600) and syncs it, in place of the old one.
+// s.mu is held.
+func (s *answers) save() error {
+	if len(s.list) > maxAnswers {
+		s.list = slices.Delete(s.list, 0, len(s.list)-maxAnswers)
+	}
+	data, err := json.Marshal(s.list)
+	if err != nil {
+		return err
+	}
+	tmp := s.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func (s *answers) saveLogged() {
+	if err := s.save(); err != nil {
+		s.log.Error("cannot write SPOOL/answers: what public answers quote may not be withdrawn after a restart", "err", err)
+	}
+}

@@ -1,0 +1,126 @@
+package bot
+
+import (
+	"context"
+	"time"
+
+	"dsearch/shared/api"
+)
+
+// What searchd takes away is kept elsewhere too: in the public answers
+// quoting it (answers.go) and in the batches searchd refused, waiting in
+// SPOOL/rejected/ (rejected.go). A removal is computed once, from a batch
+// and searchd's result for it (or an opt-out), and given to both.
+
+// removal is what searchd took away: a batch's deletions, forgotten
+// channels and servers, and the messages whose text it changed, or a
+// member's opt-out.
+type removal struct {
+	messages, channels, guilds, authors idSet
+	// changed are the messages whose text searchd changed (its result's
+	// updated_ids, link previews too): an answer showed the old text,
+	// and an edit may take quoted text out.
+	changed idSet
+	// edits holds the edit time of each full edit among them: an older
+	// rejected copy is of no use to a replay (searchd keeps the newest)
+	// and may hold text the edit took out.
+	edits map[api.ID]time.Time
+}
+
+type idSet map[api.ID]bool
+
+func setOf(ids ...[]api.ID) idSet {
+	s := idSet{}
+	for _, l := range ids {
+		for _, id := range l {
+			s[id] = true
+		}
+	}
+	return s
+}
+
+// any reports whether one of ids is in s.
+func (s idSet) any(ids []api.ID) bool {
+	for _, id := range ids {
+		if s[id] {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *removal) empty() bool {
+	return r == nil || len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.changed)+len(r.edits) == 0
+}
+
+// removalOf is what mb, taken by searchd with result res, removed: with
+// every thread of a forgotten channel searchd knows (res) and the gateway
+// state holds (an archived one is not in the state; a live one not yet
+// in searchd). The state keeps a deleted channel's threads: Discord sends
+// no event for them.
+func (b *Bot) removalOf(mb *api.MessageBatch, res *api.BatchResult) *removal {
+	if res == nil {
+		res = &api.BatchResult{}
+	}
+	r := &removal{messages: setOf(mb.Deletes), channels: setOf(mb.ForgetChannels, res.ForgotChannels),
+		guilds: setOf(mb.ForgetGuilds), authors: idSet{}, changed: setOf(res.UpdatedIDs), edits: map[api.ID]time.Time{}}
+	for _, m := range mb.Messages {
+		// An edit searchd took (changed, or stored anew: its first copy
+		// may be the rejected one; the result does not say which it
+		// inserted). A page of history resending what searchd holds
+		// changes nothing, and reads no rejected file.
+		if m.EditedAt != nil && !m.Partial && (r.changed[m.ID] || res.Inserted > 0) {
+			r.edits[m.ID] = *m.EditedAt
+		}
+	}
+	if len(mb.ForgetChannels) > 0 && b.state != nil {
+		guilds, _ := b.state.Cabinet.Guilds()
+		for _, g := range guilds {
+			chans, _ := b.state.Cabinet.Channels(g.ID)
+			for _, c := range chans {
+				if isThread(c.Type) && r.channels[api.ID(c.ParentID)] {
+					r.channels[api.ID(c.ID)] = true
+				}
+			}
+		}
+	}
+	return r
+}
+
+// watched is searchd as the bot sees it: what a batch or an opt-out
+// searchd took removes (removalOf) leaves the public answers quoting it
+// and the rejected batches holding it (took). Every batch the bot sends
+// passes here, the spool's, a catch-up's and a reconciliation's alike.
+type watched struct {
+	Searchd
+	b *Bot
+}
+
+func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
+	res, err := w.Searchd.PostMessages(ctx, mb)
+	if err == nil {
+		w.b.took(w.b.removalOf(mb, res))
+	}
+	return res, err
+}
+
+func (w watched) OptOut(ctx context.Context, user api.ID) (*api.OptOut, error) {
+	res, err := w.Searchd.OptOut(ctx, user)
+	if err == nil {
+		w.b.took(&removal{authors: setOf([]api.ID{user})})
+	}
+	return res, err
+}
+
+// took hands what searchd removed to what keeps copies of it. Not
+// before searchd took it: a batch spooled ahead of the removal may
+// still be refused and join SPOOL/rejected/.
+func (b *Bot) took(r *removal) {
+	if r.empty() {
+		return
+	}
+	if b.answers != nil { // --reconcile runs without: the running bot's check finds it (answercheck.go)
+		b.answers.remove(r)
+	}
+	b.forgetRejected(r)
+}
