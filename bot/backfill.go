@@ -61,6 +61,7 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 		return
 	}
 	b.log.Info("backfill: guild done", "guild", g, "channels", len(chans), "took", time.Since(start).Round(time.Second))
+	b.answers.recheck() // what the catch-up, or another process meanwhile, removed
 	b.threadListings(ctx, g, missed)
 }
 

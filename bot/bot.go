@@ -63,6 +63,10 @@ type Config struct {
 	// RetryAfter is the first pause before a channel Discord failed on is
 	// tried again (doubling up to 30 minutes); zero is 30 s.
 	RetryAfter time.Duration
+	// AnswerCheckEvery is how often the bot asks searchd whether its
+	// public answers quote what it no longer holds (answercheck.go);
+	// zero is 5 minutes. Tests make it short.
+	AnswerCheckEvery time.Duration
 }
 
 // Searchd is what the bot asks of searchd; shared/client's socket client
@@ -81,6 +85,7 @@ type Searchd interface {
 	MessageIDs(ctx context.Context, channel, from, to api.ID) (*api.MessageIDs, error)
 	GuildChannels(context.Context, api.ID) (*api.GuildChannels, error)
 	Channels(context.Context) ([]api.Channel, error)
+	Gone(context.Context, *api.GoneRequest) (*api.Gone, error)
 }
 
 var _ Searchd = (*client.Client)(nil)
@@ -233,6 +238,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	run(b.backfillLoop)
 	run(b.leaveOutOwnMessages)
 	run(b.answers.run)
+	run(b.checkAnswers)
 	err := b.gateway(ctx)
 	b.active.Wait() // interactions in flight finish their replies
 	cancel()

@@ -485,6 +485,7 @@ func (b *Bot) catchUpLost(ctx context.Context) {
 	}
 	b.log.Info("catching up channels: the spool could not take their events, or threads new to the bot", "channels", len(chans))
 	b.syncChannels(ctx, chans, 0)
+	b.answers.recheck()
 }
 
 // queueBackfill asks for a guild to be caught up and paged through; a
