@@ -44,6 +44,9 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
+	if err := mergeCopy(ctx, tmp); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -51,6 +54,18 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 		return fmt.Errorf("backup: %w", err)
 	}
 	return syncFile(dir)
+}
+
+// mergeCopy merges a backup copy's keyword index if it was made while a
+// bulk forget ran: VACUUM INTO copies the index as it is, with the
+// forgotten messages' words only marked (unmergeKeywords).
+func mergeCopy(ctx context.Context, path string) error {
+	copy, err := sql.Open("sqlite", "file:"+path+"?_pragma=secure_delete(1)")
+	if err != nil {
+		return err
+	}
+	defer copy.Close()
+	return mergeKeywordsIn(ctx, copy)
 }
 
 // syncFile flushes a file, or a directory's entries, to disk.

@@ -64,16 +64,28 @@ func (db *DB) mergeKeywords(ctx context.Context) error {
 	if v, err := db.Meta(ctx, "keywords_unmerged"); err != nil || v == "" {
 		return err
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{`INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`,
-			`INSERT INTO messages_fts (messages_fts, rank) VALUES ('secure-delete', 1)`,
-			`DELETE FROM meta WHERE key = 'keywords_unmerged'`} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
+	return db.write(ctx, func(tx *sql.Tx) error { return mergeKeywordsIn(ctx, tx) })
+}
+
+// mergeKeywordsIn is mergeKeywords for the live database and a backup's
+// copy (one made while a bulk forget ran) alike.
+func mergeKeywordsIn(ctx context.Context, q interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}) error {
+	r, err := q.ExecContext(ctx, `DELETE FROM meta WHERE key = 'keywords_unmerged'`)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
 		return nil
-	})
+	}
+	for _, stmt := range []string{`INSERT INTO messages_fts (messages_fts) VALUES ('optimize')`,
+		`INSERT INTO messages_fts (messages_fts, rank) VALUES ('secure-delete', 1)`} {
+		if _, err := q.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PurgeDeleted checkpoints the WAL and empties it, when a message was

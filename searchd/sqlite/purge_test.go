@@ -155,3 +155,32 @@ func TestDeletionLeavesTheWALSoon(t *testing.T) {
 		}
 	}
 }
+
+// A backup made while a bulk forget runs holds none of the words it has
+// forgotten so far: the copy's keyword index is merged.
+func TestBackupDuringBulkForgetLeavesNoTrace(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	channelWithSecret(t, db, 7, 200)
+	if err := db.write(ctx, func(tx *sql.Tx) error { return unmergeKeywords(ctx, tx) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{7*100000 + 100}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "backup.db")
+	if err := db.Backup(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("zqxbulksecret")) {
+		t.Error("the backup holds the forgotten message's words")
+	}
+	var secure int
+	if err := db.db.QueryRowContext(ctx, `SELECT v FROM messages_fts_config WHERE k = 'secure-delete'`).Scan(&secure); err != nil || secure != 0 {
+		t.Errorf("the live database's secure-delete changed under its bulk forget: %d, %v", secure, err)
+	}
+}
