@@ -112,7 +112,10 @@ func (a *applier) indexed(id int64, text, msgType string) (string, bool) {
 // was indexed with, read before the row changed (indexed), and with
 // FTS5's secure-delete (migration 0022) it removes them from its
 // segments at once: otherwise a deleted message's words would stay in
-// the file until the segments were merged.
+// the file until the segments were merged. So what is indexed of a text
+// (indexText, lexical.Bigrams) may change only with a migration that
+// builds the index anew, as 0022 does: words given here that the index
+// does not hold take nothing out.
 func (a *applier) unindex(id int64, text string, wasIndexed bool) error {
 	delete(a.toIndex, id)
 	if !wasIndexed {
