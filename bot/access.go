@@ -18,6 +18,8 @@ import (
 // live message would otherwise move the mark past it, for good.
 func (b *Bot) addAccessHandlers() {
 	b.state.AddSyncHandler(func(e *gateway.ChannelUpdateEvent) { b.recheckAccess(e.GuildID) })
+	// A channel the bot may view again may come as new (deleted.go).
+	b.state.AddSyncHandler(func(e *gateway.ChannelCreateEvent) { b.recheckAccess(e.GuildID) })
 	b.state.AddSyncHandler(func(e *gateway.GuildRoleCreateEvent) { b.recheckAccess(e.GuildID) })
 	b.state.AddSyncHandler(func(e *gateway.GuildRoleUpdateEvent) { b.recheckAccess(e.GuildID) })
 	b.state.AddSyncHandler(func(e *gateway.GuildRoleDeleteEvent) { b.recheckAccess(e.GuildID) })

@@ -126,6 +126,12 @@ type Bot struct {
 	accessMu sync.Mutex
 	noAccess map[discord.ChannelID]bool
 
+	// deletions are the CHANNEL_DELETEs and THREAD_DELETEs to confirm
+	// with Discord (deleted.go); deletionKick tells.
+	deletionMu   sync.Mutex
+	deletions    []deletion
+	deletionKick chan struct{}
+
 	// present carries the guilds each READY lists, for forgetLeftGuilds
 	// (the newest list wins).
 	present chan []discord.GuildID
@@ -175,7 +181,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		cfg: cfg, log: cfg.Log, state: st,
 		searchd: client.New(cfg.Socket), spool: sp, pages: newPages(), marks: mk, status: newStatus(cfg.SpoolDir),
 		queued: make(chan struct{}, 1), listingAttempts: map[discord.GuildID]int{}, retryQueue: make(chan retry), gapped: make(chan struct{}, 1), present: make(chan []discord.GuildID, 1),
-		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, commands: map[discord.GuildID]bool{},
+		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, deletionKick: make(chan struct{}, 1), commands: map[discord.GuildID]bool{},
 	}
 	b.answers, ans.edit = ans, b.withdraw
 	b.searchd = watched{Searchd: b.searchd, b: b}
@@ -236,6 +242,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	run(func(ctx context.Context) { b.spool.Run(ctx, b.post) })
 	run(b.batch.run)
 	run(b.backfillLoop)
+	run(b.confirmDeletions)
 	run(b.leaveOutOwnMessages)
 	run(b.answers.run)
 	run(b.checkAnswers)

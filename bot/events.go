@@ -76,17 +76,11 @@ func (b *Bot) addHandlers() {
 			b.catchUpUnsynced(&e.Threads[i])
 		}
 	})
-	// Deleted channels and threads, and guilds the bot was removed from,
-	// stop being served: searchd forgets them.
-	forget := func(g discord.GuildID, ch discord.ChannelID) {
-		if b.allowed(g) {
-			b.marks.forget(ch)
-			b.batch.forget([]api.ID{api.ID(ch)}, nil)
-			b.noteStatus(b.status.forget(api.ID(ch)))
-		}
-	}
-	b.state.AddSyncHandler(func(e *gateway.ChannelDeleteEvent) { forget(e.GuildID, e.ID) })
-	b.state.AddSyncHandler(func(e *gateway.ThreadDeleteEvent) { forget(e.GuildID, e.ID) })
+	// Deleted channels and threads, once Discord confirms it (deleted.go),
+	// and guilds the bot was removed from, stop being served: searchd
+	// forgets them.
+	b.state.AddSyncHandler(func(e *gateway.ChannelDeleteEvent) { b.channelDeleted(e.GuildID, e.ID) })
+	b.state.AddSyncHandler(func(e *gateway.ThreadDeleteEvent) { b.channelDeleted(e.GuildID, e.ID) })
 	b.state.AddSyncHandler(func(e *gateway.GuildDeleteEvent) {
 		if !b.allowed(e.ID) {
 			return

@@ -65,8 +65,10 @@ type Discord struct {
 	// outageAtIdentify: a new session's READY lists the guild as
 	// unavailable and no GUILD_CREATE follows (a guild outage).
 	outageAtIdentify bool
-	offline          bool       // the gateway refuses connections
-	replies          *replyBook // the interactions' replies (replies.go)
+	offline          bool // the gateway refuses connections
+	// deleteOnAccessLoss: see DeleteOnAccessLoss.
+	deleteOnAccessLoss bool
+	replies            *replyBook // the interactions' replies (replies.go)
 
 	// The gateway session: its ID, its sequence and its events (kept for
 	// RESUME), how often the bot identified and resumed.

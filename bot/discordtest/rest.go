@@ -70,10 +70,19 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 		m["id"], m["channel_id"], m["author"] = "2", "1", d.Me
 		writeJSON(w, 200, m)
 	case r.Method == "GET" && len(parts) == 2 && parts[0] == "channels":
+		// Get Channel: 404 Unknown Channel for one that does not exist,
+		// 403 Missing Access for one the bot may not view (a thread: its
+		// parent), as Discord answers.
+		id, _ := discord.ParseSnowflake(parts[1])
+		perms := d.botPermissions(discord.ChannelID(id))
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		for _, c := range append(slices.Clone(d.guild.Channels), d.guild.Archived...) {
 			if c.ID.String() == parts[1] {
+				if !perms.Has(discord.PermissionViewChannel) {
+					writeJSON(w, 403, map[string]any{"message": "Missing Access", "code": 50001})
+					return
+				}
 				c.GuildID = d.guild.Guild.ID
 				writeJSON(w, 200, c)
 				return
@@ -294,6 +303,11 @@ func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel s
 func (d *Discord) botPermissions(id discord.ChannelID) discord.Permissions {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.botPermissionsLocked(id)
+}
+
+// botPermissionsLocked is botPermissions with d.mu held.
+func (d *Discord) botPermissionsLocked(id discord.ChannelID) discord.Permissions {
 	g := d.guild.Guild
 	all := append(slices.Clone(d.guild.Channels), d.guild.Archived...)
 	find := func(id discord.ChannelID) *discord.Channel {

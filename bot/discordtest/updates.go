@@ -70,12 +70,17 @@ func (d *Discord) UpdateChannel(ch discord.Channel) {
 	if i < 0 {
 		d.t.Fatalf("discordtest: no channel %d", ch.ID)
 	}
+	viewed := d.botPermissionsLocked(ch.ID).Has(discord.PermissionViewChannel)
 	d.guild.Channels[i] = ch
 	event := "CHANNEL_UPDATE"
 	if ch.Type == discord.GuildPublicThread || ch.Type == discord.GuildPrivateThread || ch.Type == discord.GuildAnnouncementThread {
 		event = "THREAD_UPDATE"
 	}
 	if d.intents&intentGuilds == 0 {
+		return
+	}
+	if views := d.botPermissionsLocked(ch.ID).Has(discord.PermissionViewChannel); d.deleteOnAccessLoss && views != viewed && !isThread(ch.Type) {
+		d.accessChanged(ch, views)
 		return
 	}
 	if err := d.send(0, event, ch); err != nil {
@@ -128,4 +133,43 @@ func (d *Discord) DeleteRole(id discord.RoleID) {
 			d.memberUpdate(m)
 		}
 	}
+}
+
+// DeleteOnAccessLoss makes the fake tell the bot of a channel it may no
+// longer view (UpdateChannel) as if the channel were deleted: CHANNEL_DELETE,
+// and THREAD_DELETE for each of its active threads; and of one it may
+// view again as if it were new: CHANNEL_CREATE, and THREAD_LIST_SYNC with
+// its active threads. An audit suspected Discord does so (its docs say
+// CHANNEL_DELETE is sent for a channel "relevant to the current user",
+// and THREAD_LIST_SYNC "when the current user gains access to a
+// channel"); the bot must not take such an event at its word.
+func (d *Discord) DeleteOnAccessLoss(on bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.deleteOnAccessLoss = on
+}
+
+// accessChanged sends what DeleteOnAccessLoss describes for channel ch,
+// which the bot may now view or not; d.mu is held.
+func (d *Discord) accessChanged(ch discord.Channel, views bool) {
+	var threads []discord.Channel
+	for _, c := range d.guild.Channels {
+		if isThread(c.Type) && c.ParentID == ch.ID {
+			c.GuildID = d.guild.Guild.ID
+			threads = append(threads, c)
+		}
+	}
+	if !views {
+		for _, t := range threads {
+			d.dispatch("THREAD_DELETE", map[string]any{"id": t.ID, "guild_id": t.GuildID, "parent_id": t.ParentID, "type": t.Type})
+		}
+		d.dispatch("CHANNEL_DELETE", ch)
+		return
+	}
+	d.dispatch("CHANNEL_CREATE", ch)
+	if threads == nil {
+		threads = []discord.Channel{}
+	}
+	d.dispatch("THREAD_LIST_SYNC", map[string]any{"guild_id": d.guild.Guild.ID, "channel_ids": []discord.ChannelID{ch.ID},
+		"threads": threads, "members": []any{}})
 }
