@@ -43,7 +43,6 @@ func (b *Bot) backfillLoop(ctx context.Context) {
 // backfillGuild catches up and pages through every channel and thread of
 // a guild the bot can read.
 func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
-	b.spooledFirst(ctx)
 	chans, missed, err := b.readableByBot(g)
 	if err != nil {
 		// Listed again later, as a failed thread listing is: nothing
@@ -65,14 +64,27 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 	b.threadListings(ctx, g, missed)
 }
 
-// spooledFirst waits, a minute at most, until what the batcher and the
-// spool hold has reached searchd: the pages that follow go straight
-// there, and must not overtake the guild's placement (its GUILD_CREATE's),
+// spooledFirst waits until what the batcher and the spool held when it
+// was called has reached searchd, however long that takes: the pages
+// that follow go straight there. A page reconciles only the messages
+// searchd holds, so a message spooled (a live post) and deleted on
+// Discord while its deletion was missed (an outage) would be stored by
+// the spool after the page had found nothing to delete, for good; and a
+// page must not overtake the guild's placement (its GUILD_CREATE's),
 // which takes a guild the bot was added back to off searchd's list of
-// those it left; until then searchd stores nothing of it.
+// those it left (until then searchd stores nothing of it). A minute's
+// cap let both through whenever searchd came back slower than that.
 func (b *Bot) spooledFirst(ctx context.Context) {
 	b.batch.flush()
-	for deadline := time.Now().Add(time.Minute); b.spool.Len() > 0 && time.Now().Before(deadline); {
+	last := b.spool.Last()
+	if b.spool.Delivered(last) {
+		return
+	}
+	b.log.Info("backfill: waiting until searchd has what the spool holds", "batches", b.spool.Len())
+	for !b.spool.Delivered(last) {
+		if b.spoolWait != nil {
+			b.spoolWait()
+		}
 		select {
 		case <-ctx.Done():
 			return

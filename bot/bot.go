@@ -132,6 +132,10 @@ type Bot struct {
 	deletions    []deletion
 	deletionKick chan struct{}
 
+	// spoolWait, when set (tests), is called while a catch-up waits for
+	// the spool (spooledFirst).
+	spoolWait func()
+
 	// present carries the guilds each READY lists, for forgetLeftGuilds
 	// (the newest list wins).
 	present chan []discord.GuildID

@@ -43,6 +43,9 @@ var errYield = errors.New("history paused for a catch-up")
 // syncChannels catches up every channel, then pages through their
 // history. A channel Discord failed on is tried again later.
 func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt int) {
+	if b.spooledFirst(ctx); ctx.Err() != nil {
+		return
+	}
 	failed := map[discord.ChannelID]error{}
 	for _, ch := range chans {
 		if err := b.catchUp(ctx, ch); err != nil {
@@ -462,15 +465,9 @@ func (b *Bot) catchUpRejoined(th *discord.Channel) {
 
 // catchUpLost catches up the channels whose messages the spool could not
 // take, and threads new to the bot without a mark (catchUpUnsynced), once
-// the spool takes events again: once searchd has emptied it.
+// the spool takes events again: once searchd has what it held
+// (syncChannels waits for it).
 func (b *Bot) catchUpLost(ctx context.Context) {
-	for b.spool.Len() > 0 {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
 	b.lostMu.Lock()
 	lost := b.lost
 	b.lost = map[discord.ChannelID]discord.GuildID{}

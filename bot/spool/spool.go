@@ -333,6 +333,22 @@ func (s *Spool) Len() int {
 	return len(s.queue)
 }
 
+// Last is the sequence number of the newest batch Put (0: none yet).
+func (s *Spool) Last() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next - 1
+}
+
+// Delivered reports whether batch seq and every batch before it have left
+// the spool: searchd took them, or refused them for good (rejected/).
+// Unlike Len() == 0, it is reached while live batches keep coming.
+func (s *Spool) Delivered(seq uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) == 0 || s.queue[0].seq > seq
+}
+
 // Size is the bytes waiting.
 func (s *Spool) Size() int64 {
 	s.mu.Lock()

@@ -371,3 +371,57 @@ func openSpool(t *testing.T, dir string) *Spool {
 	}
 	return s
 }
+
+// Delivered tells when a batch and those before it left the spool,
+// whatever came after them; Last names the newest batch put.
+func TestDeliveredFollowsTheOldestWaiting(t *testing.T) {
+	s := openSpool(t, filepath.Join(t.TempDir(), "spool"))
+	if s.Last() != 0 || !s.Delivered(s.Last()) {
+		t.Fatalf("an empty spool: Last %d, Delivered %v", s.Last(), s.Delivered(s.Last()))
+	}
+	for id := api.ID(1); id <= 3; id++ {
+		if err := s.Put(batch(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, last := s.Last()-2, s.Last()
+	if s.Delivered(first) {
+		t.Fatal("Delivered before anything was sent")
+	}
+	gate := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sent := make(chan api.ID)
+	go s.Run(ctx, func(_ context.Context, b *api.MessageBatch) error {
+		if b.Deletes[0] == 2 {
+			<-gate // the second batch is held
+		}
+		sent <- b.Deletes[0]
+		return nil
+	})
+	<-sent // the first batch went, the second is held
+	<-waitUntil(func() bool { return s.Delivered(first) })
+	if s.Delivered(first + 1) {
+		t.Error("Delivered for a batch still being sent")
+	}
+	if err := s.Put(batch(4)); err != nil { // a live batch after
+		t.Fatal(err)
+	}
+	close(gate)
+	<-sent
+	<-sent
+	<-sent
+	<-waitUntil(func() bool { return s.Delivered(last) })
+}
+
+// waitUntil closes its channel once cond holds.
+func waitUntil(cond func() bool) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		for !cond() {
+			time.Sleep(time.Millisecond)
+		}
+		close(done)
+	}()
+	return done
+}

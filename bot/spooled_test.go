@@ -1,0 +1,76 @@
+package bot
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dsearch/shared/api"
+)
+
+// holdBatch is searchd taking no batch that holds message id until
+// release is closed: the spool's delivery of it hangs (searchd slow to
+// come back, or a long queue ahead of it).
+type holdBatch struct {
+	Searchd
+	id      api.ID
+	release chan struct{}
+}
+
+func (h holdBatch) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
+	if slices.ContainsFunc(mb.Messages, func(m api.MessageUpsert) bool { return m.ID == h.id }) {
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return h.Searchd.PostMessages(ctx, mb)
+}
+
+// A live message waits in the spool (searchd does not take it yet) and is
+// deleted on Discord while the bot misses the deletion; a catch-up then
+// reconciles #general. Its page lacks the message, but so did searchd,
+// so nothing was deleted; the spool then stored it, deleted on Discord,
+// for good. The catch-up waited a minute at most for the spool.
+func TestSpooledMessageDeletedMeanwhileStaysDeleted(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
+	before := done()
+	gone := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "posted and deleted while searchd lagged")
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := New(ctx, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(gone.ID), release: release}
+	var waited atomic.Bool
+	b.spoolWait = func() { waited.Store(true) }
+	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
+	go func() { e.done <- b.Run(ctx) }()
+	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+
+	e.discord.Post(gone)
+	waitFor(t, "the message spooled", func() bool { return b.spool.Len() > 0 })
+	e.discord.Remove(general, gone.ID) // deleted; the bot is not told
+	b.Backfill()                       // a catch-up (SIGHUP, or a new session's)
+	// Released once the catch-up waits for the spool, or else once it is
+	// done: what it did before the message reached searchd is final.
+	waitFor(t, "the catch-up done or waiting for the spool", func() bool {
+		return done() > before+1 || waited.Load()
+	})
+	close(release)
+	waitFor(t, "the catch-up done", func() bool { return done() > before+1 })
+	waitFor(t, "the spool empty", func() bool { return b.spool.Len() == 0 })
+	if e.stored(gone.ID) {
+		t.Error("a message deleted on Discord is stored and served: the spool stored it after the catch-up reconciled its page")
+	}
+}
