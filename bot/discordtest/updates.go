@@ -34,7 +34,11 @@ func (d *Discord) Member(id discord.UserID) (discord.Member, bool) {
 // UpdateMember changes a member (their roles, say). Discord sends
 // GUILD_MEMBER_UPDATE only to bots with the privileged GUILD_MEMBERS
 // intent: a bot without it learns of the change from the member data of
-// the member's next interaction.
+// the member's next interaction. Of the bot's own member it is sent
+// whatever the intents (the gateway docs' caveats: "Guild Member Update
+// is sent for current-user updates regardless of whether the
+// GUILD_MEMBERS intent is set", quoted in Javacord/Javacord#1052; also
+// discordjs/discord.js#4952, Kraigie/nostrum#298).
 func (d *Discord) UpdateMember(m discord.Member) {
 	d.t.Helper()
 	d.mu.Lock()
@@ -47,10 +51,10 @@ func (d *Discord) UpdateMember(m discord.Member) {
 	d.memberUpdate(m)
 }
 
-// memberUpdate sends GUILD_MEMBER_UPDATE if the bot asked for it; d.mu is
-// held.
+// memberUpdate sends GUILD_MEMBER_UPDATE if the bot asked for it, or the
+// member is the bot's own; d.mu is held.
 func (d *Discord) memberUpdate(m discord.Member) {
-	if d.intents&intentGuildMembers == 0 {
+	if d.intents&intentGuildMembers == 0 && m.User.ID != d.Me.ID {
 		return
 	}
 	if err := d.send(0, "GUILD_MEMBER_UPDATE", map[string]any{"guild_id": d.guild.Guild.ID, "roles": m.RoleIDs,
