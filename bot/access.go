@@ -25,14 +25,25 @@ func (b *Bot) addAccessHandlers() {
 	b.state.AddSyncHandler(func(e *gateway.GuildRoleDeleteEvent) { b.recheckAccess(e.GuildID) })
 	b.state.AddSyncHandler(func(e *gateway.GuildMemberUpdateEvent) {
 		if me, err := b.state.Me(); err == nil && e.User.ID == me.ID {
-			b.recheckAccess(e.GuildID)
+			// Checked with the member as the event has it: the state asks
+			// Discord for the bot's member (no GUILD_MEMBERS intent), which
+			// answers with it as it is now, and a role taken and given back
+			// before this handler ran (two updates replayed at a RESUME)
+			// read as never taken: no gap, nothing caught up.
+			m := discord.Member{}
+			e.UpdateMember(&m)
+			b.recheckAccessAs(e.GuildID, &m)
 		}
 	})
 }
 
 // recheckAccess notes the channels of guild g the bot may no longer read
 // (each gets a gap) and those it may read again (the guild is caught up).
-func (b *Bot) recheckAccess(g discord.GuildID) {
+func (b *Bot) recheckAccess(g discord.GuildID) { b.recheckAccessAs(g, nil) }
+
+// recheckAccessAs is recheckAccess with the bot's member me (nil: as
+// Discord has it now).
+func (b *Bot) recheckAccessAs(g discord.GuildID, me *discord.Member) {
 	if !b.allowed(g) {
 		return
 	}
@@ -40,7 +51,7 @@ func (b *Bot) recheckAccess(g discord.GuildID) {
 	if err != nil {
 		return
 	}
-	reads := b.botReader(g) // the state read once, not per channel
+	reads := b.botReader(g, me) // the state read once, not per channel
 	if reads == nil {
 		// The state cannot tell (Discord failed on the bot's member): a
 		// lost channel must not go unnoticed, so every channel counts as

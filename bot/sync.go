@@ -323,22 +323,24 @@ func (b *Bot) botReadsHistory(ch discord.Channel) bool {
 	if err != nil {
 		return true
 	}
-	reads := b.botReader(c.GuildID)
+	reads := b.botReader(c.GuildID, nil)
 	return reads == nil || reads(*c)
 }
 
 // botReader tells, for the channels of guild g, whether the bot may read
 // their past messages now (a thread: its parent's; true for a thread whose
 // parent the state lacks, as Discord answers for itself), from one read of
-// the gateway's state; nil when the state cannot tell.
-func (b *Bot) botReader(g discord.GuildID) func(discord.Channel) bool {
-	me, err := b.state.Me()
-	if err != nil {
-		return nil
-	}
-	member, err := b.state.Member(g, me.ID)
-	if err != nil {
-		return nil
+// the gateway's state; nil when the state cannot tell. member is the
+// bot's (nil: asked of Discord).
+func (b *Bot) botReader(g discord.GuildID, member *discord.Member) func(discord.Channel) bool {
+	if member == nil {
+		me, err := b.state.Me()
+		if err != nil {
+			return nil
+		}
+		if member, err = b.state.Member(g, me.ID); err != nil {
+			return nil
+		}
 	}
 	guild, roles, chans, err := b.guildState(g)
 	if err != nil {
