@@ -102,3 +102,23 @@ func TestChannelDeleteForAccessLossForgetsNothing(t *testing.T) {
 		t.Errorf("%d of %d messages written while the bot could not view #general never stored", n, len(missed)+len(missedThread))
 	}
 }
+
+// The same, both changes replayed at once at a RESUME: when the bot asks
+// about the deletion, Discord shows the channel again, and the bot, which
+// missed what was written while it was hidden, catches it up.
+func TestChannelDeleteForAccessLossReplayedAtOnceForgetsNothing(t *testing.T) {
+	e := setup(t, func(d *discordtest.Discord) { d.DeleteOnAccessLoss(true) })
+	h := history()
+	e.backfilled(int64(len(h)))
+	ch := fakeGuild().Channels[1] // #general
+	e.discord.Offline(true)
+	e.discord.UpdateChannel(hiddenFromBot(ch))
+	missed := series(general, t0.Add(300*24*time.Hour), 150, "written while the bot could not view general")
+	e.discord.AddHistory(missed...)
+	e.discord.UpdateChannel(ch)
+	e.discord.Offline(false)
+	e.waitStored("what #general got while the bot could not view it", missed...)
+	if n := e.unstored(h); n > 0 {
+		t.Errorf("%d messages of the history forgotten because the bot lost View Channel for a moment", n)
+	}
+}
