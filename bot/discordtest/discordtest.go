@@ -269,6 +269,21 @@ func (d *Discord) DeleteChannel(id discord.ChannelID) {
 	d.t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.deleteChannel(id, true)
+}
+
+// DeleteChannelUnseen deletes a channel as DeleteChannel does but
+// dispatches nothing: deleted while its guild was unavailable (Discord
+// sends no event of an unavailable guild; its next GUILD_CREATE just
+// lacks the channel).
+func (d *Discord) DeleteChannelUnseen(id discord.ChannelID) {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.deleteChannel(id, false)
+}
+
+func (d *Discord) deleteChannel(id discord.ChannelID, dispatch bool) {
 	var gone *discord.Channel
 	keep := func(list []discord.Channel) []discord.Channel {
 		return slices.DeleteFunc(list, func(c discord.Channel) bool {
@@ -289,6 +304,9 @@ func (d *Discord) DeleteChannel(id discord.ChannelID) {
 		d.t.Fatalf("discordtest: no channel %s to delete", id)
 	}
 	gone.GuildID = d.guild.Guild.ID
+	if !dispatch {
+		return
+	}
 	if isThread(gone.Type) {
 		d.dispatch("THREAD_DELETE", map[string]any{"id": gone.ID, "guild_id": gone.GuildID, "parent_id": gone.ParentID, "type": gone.Type})
 	} else {
