@@ -41,6 +41,7 @@ func (b *Bot) addHandlers() {
 			chans = append(chans, channel(&e.Threads[i]))
 		}
 		b.batch.places([]api.Guild{{ID: api.ID(e.ID), Name: e.Name}}, chans)
+		b.dropUnlisted(e)
 		b.replaceRoles(e.ID, e.Roles)
 		for i := range e.Members { // kept too, the bot's own among them
 			b.state.MemberSet(e.ID, &e.Members[i], true)

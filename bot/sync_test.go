@@ -369,6 +369,63 @@ func TestDeletedChannelsAreForgotten(t *testing.T) {
 	})
 }
 
+// A channel or thread deleted while the bot could not hear of it is
+// forgotten. Discord sends no CHANNEL_DELETE of an unavailable guild,
+// and one sent while the session was lost is gone with it; the
+// GUILD_CREATE that follows just lacks the channel. arikawa's state
+// never drops what a GUILD_CREATE leaves out, so the channel stayed
+// known: the catch-up skipped it, members kept searching it (audit 13).
+func TestChannelDeletedUnheardIsForgotten(t *testing.T) {
+	outage := func(ch discord.ChannelID) func(e *env) {
+		return func(e *env) {
+			e.discord.GuildOutage()
+			time.Sleep(300 * time.Millisecond)
+			e.discord.DeleteChannelUnseen(ch)
+			e.discord.GuildBack()
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		ch     discord.ChannelID
+		delete func(e *env)
+		quoted string // what alice's answer quotes of it while it exists
+	}{
+		{"during a guild outage", staff, outage(staff), "boiler budget approved"},
+		{"a thread during a guild outage", thread, outage(thread), "lighthouse trip saturday"},
+		{"while the session was lost", staff, func(e *env) {
+			e.discord.Offline(true)
+			e.discord.RefuseResume()
+			e.discord.DeleteChannelUnseen(staff) // its CHANNEL_DELETE went with the session
+			e.discord.Offline(false)
+			e.discord.WaitSessions(2, 0)
+		}, "boiler budget approved"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t)
+			e.backfilled(int64(len(history())))
+			var inIt []discord.Message
+			for _, m := range history() {
+				if m.ChannelID == tc.ch {
+					inIt = append(inIt, m)
+				}
+			}
+			link := fmt.Sprintf("/%d/%d/", guildID, tc.ch)
+			if _, edit, _ := e.interaction(alice, 2, query(tc.quoted)); !strings.Contains(embedText(edit), link) {
+				t.Fatalf("the answer before the deletion does not quote %s: %s", link, embedText(edit))
+			}
+			tc.delete(e)
+			waitFor(t, "the guild's catch-up", func() bool { return strings.Count(e.log.String(), "backfill: guild done") >= 2 })
+			time.Sleep(2 * time.Second) // a forget is flushed at once
+			if n := len(inIt) - e.unstored(inIt); n > 0 {
+				t.Errorf("%d of %d messages of a channel deleted %s are still stored", n, len(inIt), tc.name)
+			}
+			if _, edit, _ := e.interaction(alice, 2, query(tc.quoted)); strings.Contains(embedText(edit), link) {
+				t.Errorf("an answer after the channel was deleted %s still quotes it: %s", tc.name, embedText(edit))
+			}
+		})
+	}
+}
+
 // dsearch-bot --reconcile pages through whole histories: an edit and a
 // deletion far back, and a thread deleted while the bot was away, are
 // fixed; cut short, it resumes from the page it reached (issues 24.9,
