@@ -100,9 +100,13 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, attempt int) {
 	var he *httputil.HTTPError
 	switch {
+	case errors.As(err, &he) && he.Code == 10003: // Unknown Channel
+		// Deleted, whether or not an event says so (none comes for a
+		// deleted channel's threads, nor of an unavailable guild).
+		b.state.Cabinet.ChannelRemove(&ch)
+		b.forgetChannel(ch.GuildID, ch.ID)
+		return
 	case errors.As(err, &he) && he.Status == 404:
-		// Deleted: its CHANNEL_DELETE or THREAD_DELETE forgets it, but
-		// none comes for a deleted channel's threads.
 		b.noteStatus(b.status.forget(api.ID(ch.ID)))
 		return
 	case errors.As(err, &he) && he.Status == 403:

@@ -399,6 +399,10 @@ func TestChannelDeletedUnheardIsForgotten(t *testing.T) {
 			e.discord.Offline(false)
 			e.discord.WaitSessions(2, 0)
 		}, "boiler budget approved"},
+		{"and then caught up", staff, func(e *env) {
+			e.discord.DeleteChannelUnseen(staff) // its CHANNEL_DELETE lost
+			e.bot.Backfill()                     // SIGHUP: the page fetch answers 404 Unknown Channel
+		}, "boiler budget approved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t)
