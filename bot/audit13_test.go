@@ -5,13 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/diamondburned/arikawa/v3/discord"
-
-	"dsearch/bot/discordtest"
 )
 
 // Audit 13 (trust): while searchd is down the spool holds what members
@@ -41,27 +36,5 @@ func TestDeletedMessageTextLeavesTheWaitingSpool(t *testing.T) {
 	})
 	if len(holding) > 0 {
 		t.Errorf("a deleted message's text stays in the spool while searchd is down: %v", holding)
-	}
-}
-
-// Audit 13 (trust): an age-restricted (NSFW) channel. Discord shows its
-// messages only to members who confirmed they are adults, whatever their
-// permissions (the channel's "nsfw" flag; age-restricted commands are
-// refused outside such channels); the bot reads permissions alone. A
-// public answer asked in an ordinary channel counts an age-restricted
-// channel every member may read (by permissions) as shared, and quotes it
-// to every reader of the ordinary channel, minors included.
-func TestPublicAnswerLeavesOutAgeRestrictedChannels(t *testing.T) {
-	const lounge = 2050
-	at := t0.Add(60 * 24 * time.Hour)
-	m := message(lounge, user(bob, "bob"), at, "after midnight the explicit lighthouse photos go up here")
-	e := setup(t, func(d *discordtest.Discord) {
-		d.AddChannels(discord.Channel{ID: lounge, Type: discord.GuildText, Name: "after-dark", ParentID: category, NSFW: true})
-		d.AddHistory(m)
-	})
-	e.backfilled(int64(len(history()) + 1))
-	_, edit, _ := e.interactionIn(general, alice, 2, query("explicit lighthouse photos", public(true)))
-	if text := embedText(edit); strings.Contains(text, "/1000/2050/") || strings.Contains(text, "explicit lighthouse") {
-		t.Errorf("a public answer in a channel that is not age-restricted quotes an age-restricted one: %s", text)
 	}
 }

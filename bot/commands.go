@@ -312,7 +312,7 @@ func (b *Bot) answerChannels(guildID discord.GuildID, member *discord.Member, pg
 		if pg.public {
 			return b.publicFilter(guildID, member, pg.here, picked)
 		}
-		return b.channelFilter(guildID, member, picked)
+		return b.channelFilter(guildID, member, pg.here, picked)
 	}
 	if channels, err = filter(pg.picked); err != nil || !pg.picked.IsValid() {
 		return channels, nil, err
@@ -356,7 +356,7 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil && s.IsValid() {
 		ch = discord.ChannelID(s)
 	}
-	if _, err := b.channelFilter(e.GuildID, e.Member, ch); err != nil {
+	if _, err := b.channelFilter(e.GuildID, e.Member, e.ChannelID, ch); err != nil {
 		return nil, err
 	}
 	since := d.Options.Find("since").String()
@@ -378,7 +378,7 @@ func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 	if !ok || strings.TrimSpace(msg.Content) == "" {
 		return nil, &userError{id: "noText"}
 	}
-	channels, err := b.channelFilter(e.GuildID, e.Member, 0)
+	channels, err := b.channelFilter(e.GuildID, e.Member, e.ChannelID, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -127,12 +127,20 @@ func (b *Bot) guildState(id discord.GuildID) (*discord.Guild, []discord.Role, []
 	return g, roles, chans, nil
 }
 
-// channelFilter is the channel list a member's search runs with: the one
-// they picked (which they must be able to read, directly or as a public
-// thread's parent) or every channel they can read.
-func (b *Bot) channelFilter(guildID discord.GuildID, member *discord.Member, picked discord.ChannelID) ([]api.ID, error) {
+// channelFilter is the channel list a member's search asked in here runs
+// with: the one they picked (which they must be able to read, directly or
+// as a public thread's parent) or every channel they can read, less the
+// age-restricted ones when here is not (shownIn).
+func (b *Bot) channelFilter(guildID discord.GuildID, member *discord.Member, here, picked discord.ChannelID) ([]api.ID, error) {
 	readable, err := b.readableChannels(guildID, member)
 	if err != nil {
+		return nil, err
+	}
+	_, _, chans, err := b.guildState(guildID)
+	if err != nil {
+		return nil, err
+	}
+	if readable, err = b.shownIn(here, readable, chans, picked); err != nil {
 		return nil, err
 	}
 	return b.pick(readable, picked, errNotReadable)
@@ -149,7 +157,8 @@ var errNotShared error = &userError{id: "notShared"}
 // alone) and the channels every member of the server may read. A channel
 // that only some of here's readers may read is left out even if all of
 // them happen to: the bot does not see the member list (a privileged
-// intent), so it cannot tell.
+// intent), so it cannot tell. Nor an age-restricted channel unless here
+// is one (shownIn).
 func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here, picked discord.ChannelID) ([]api.ID, error) {
 	readable, err := b.readableChannels(guildID, member)
 	if err != nil {
@@ -191,6 +200,9 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 		if i >= 0 && everyoneReads(g, &chans[i], roles) {
 			shared = append(shared, id)
 		}
+	}
+	if shared, err = b.shownIn(here, shared, chans, picked); err != nil {
+		return nil, err
 	}
 	return b.pick(shared, picked, errNotShared)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/diamondburned/arikawa/v3/discord"
 
+	"dsearch/bot/discordtest"
 	"dsearch/shared/api"
 )
 
@@ -490,5 +491,59 @@ func TestNoPublicAnswerInAnnouncementChannel(t *testing.T) {
 	_, edit, _ := e.interactionIn(news, alice, 2, query("boiler", public(true)))
 	if text := embedText(edit); strings.Contains(text, "boiler broke") || !strings.Contains(fmt.Sprint(edit["content"]), "announcement channel") {
 		t.Errorf("a public answer in an announcement channel: %v %s", edit["content"], text)
+	}
+}
+
+// An age-restricted (nsfw) channel: Discord shows it only to members who
+// confirmed they are adults, whatever their permissions, and the bot
+// cannot tell who has. Asked in a channel that is not age-restricted, no
+// answer shows it, public or private, nor /catchup or "Find related"
+// (audit 13: a public answer in #general quoted it to every reader);
+// asked in an age-restricted channel, it is searched as any other.
+func TestAgeRestrictedChannelShownOnlyInOne(t *testing.T) {
+	const lounge, lounge2 = 2050, 2051
+	at := t0.Add(60 * 24 * time.Hour)
+	m := message(lounge, user(bob, "bob"), at, "after midnight the explicit lighthouse photos go up here")
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(
+			discord.Channel{ID: lounge, Type: discord.GuildText, Name: "after-dark", ParentID: category, NSFW: true},
+			discord.Channel{ID: lounge2, Type: discord.GuildText, Name: "after-dark-2", ParentID: category, NSFW: true})
+		d.AddHistory(m)
+	})
+	e.backfilled(int64(len(history()) + 1))
+	const link = "/1000/2050/"
+	shows := func(edit map[string]any) bool { // the question's words are its title
+		text := embedText(edit)
+		return strings.Contains(text, link) || strings.Contains(text, "after midnight")
+	}
+	pickLounge := map[string]any{"name": "channel", "type": 7, "value": fmt.Sprint(lounge)}
+	for _, in := range []discord.ChannelID{general, thread} {
+		if _, edit, _ := e.interactionIn(in, alice, 2, query("explicit lighthouse photos", public(true))); shows(edit) {
+			t.Errorf("a public answer in %d, not age-restricted, shows an age-restricted channel: %s", in, embedText(edit))
+		}
+		if _, edit, _ := e.interactionIn(in, alice, 2, query("explicit lighthouse photos")); shows(edit) {
+			t.Errorf("a private answer in %d, not age-restricted, shows an age-restricted channel: %s", in, embedText(edit))
+		}
+	}
+	if _, edit, _ := e.interaction(alice, 2, query("explicit lighthouse photos", pickLounge)); edit["content"] != "Sorry: that channel is age-restricted; ask in an age-restricted channel to search it." {
+		t.Errorf("an answer in #general picking the age-restricted channel: %v", edit)
+	}
+	_, edit, _ := e.interaction(alice, 2, map[string]any{"id": "9001", "name": "catchup", "type": 1,
+		"options": []map[string]any{{"name": "since", "type": 3, "value": "2025-07-01"}, pickLounge}})
+	if shows(edit) || edit["content"] != "Sorry: that channel is age-restricted; ask in an age-restricted channel to search it." {
+		t.Errorf("/catchup in #general of the age-restricted channel: %v", edit)
+	}
+	target := message(general, user(bob, "bob"), t0.Add(100*24*time.Hour), "explicit lighthouse photos")
+	_, edit, _ = e.interaction(alice, 2, map[string]any{"id": "9002", "name": cmdRelated, "type": 3,
+		"target_id": target.ID.String(), "resolved": map[string]any{"messages": map[string]any{target.ID.String(): target}}})
+	if shows(edit) {
+		t.Errorf("related conversations in #general show an age-restricted channel: %s", embedText(edit))
+	}
+	// Asked in an age-restricted channel, another one is shown, publicly too.
+	if _, edit, _ := e.interactionIn(lounge2, alice, 2, query("explicit lighthouse photos", public(true))); !shows(edit) {
+		t.Errorf("a public answer in an age-restricted channel leaves out another everyone reads: %s", embedText(edit))
+	}
+	if _, edit, _ := e.interactionIn(lounge2, alice, 2, query("explicit lighthouse photos", pickLounge)); !shows(edit) {
+		t.Errorf("an answer in an age-restricted channel picking another leaves it out: %s", embedText(edit))
 	}
 }
