@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	}
 	b.answers, ans.edit = ans, b.withdraw
 	b.searchd = watched{Searchd: b.searchd, b: b}
-	b.batch = &batcher{put: sp.Put, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
+	b.batch = &batcher{put: b.spoolPut, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }
 	b.addHandlers()
 	return b, nil

@@ -57,9 +57,11 @@ func (r *removal) empty() bool {
 // every thread of a forgotten channel searchd knows (res) and the gateway
 // state holds (an archived one is not in the state; a live one not yet
 // in searchd). The state keeps a deleted channel's threads: Discord sends
-// no event for them.
+// no event for them. res nil: mb is not taken yet (the waiting spool's
+// cleaning, waiting.go), and every full edit in it counts.
 func (b *Bot) removalOf(mb *api.MessageBatch, res *api.BatchResult) *removal {
-	if res == nil {
+	taken := res != nil
+	if !taken {
 		res = &api.BatchResult{}
 	}
 	r := &removal{messages: setOf(mb.Deletes), channels: setOf(mb.ForgetChannels, res.ForgotChannels),
@@ -69,7 +71,7 @@ func (b *Bot) removalOf(mb *api.MessageBatch, res *api.BatchResult) *removal {
 		// may be the rejected one; the result does not say which it
 		// inserted). A page of history resending what searchd holds
 		// changes nothing, and reads no rejected file.
-		if m.EditedAt != nil && !m.Partial && (r.changed[m.ID] || res.Inserted > 0) {
+		if m.EditedAt != nil && !m.Partial && (!taken || r.changed[m.ID] || res.Inserted > 0) {
 			r.edits[m.ID] = *m.EditedAt
 		}
 	}

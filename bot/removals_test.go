@@ -1,9 +1,11 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -197,4 +199,96 @@ func TestRestoreBringsBackWhatCameAfterTheBackup(t *testing.T) {
 	e.sd.start()
 	e.start()
 	e.waitStored("what was posted after the backup", after...)
+}
+
+// spoolHolding lists the spool's files (waiting and rejected) that hold
+// text.
+func (e *env) spoolHolding(text string) []string {
+	var holding []string
+	filepath.WalkDir(e.cfg.SpoolDir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(text)) {
+				holding = append(holding, filepath.Base(path))
+			}
+		}
+		return nil
+	})
+	return holding
+}
+
+// While searchd is down the spool holds what members wrote. A message
+// deleted (or edited, or its channel deleted) meanwhile kept its old text
+// in the waiting batch on disk until searchd was back and took the
+// removal spooled behind it, however long that was: only rejected/ was
+// cleaned of removals (audit 13). Once searchd is back, what it stores is
+// as Discord has it.
+func TestDeletedTextLeavesTheWaitingSpool(t *testing.T) {
+	const secret = "my passport number is zq-7731-secret"
+	for _, tc := range []struct {
+		name   string
+		ch     discord.ChannelID
+		remove func(e *env, m discord.Message)
+		after  string // the message's text once searchd is back ("": gone)
+	}{
+		{"a deletion", general, func(e *env, m discord.Message) {
+			e.discord.Dispatch("MESSAGE_DELETE", map[string]any{"id": m.ID, "channel_id": m.ChannelID, "guild_id": guildID})
+		}, ""},
+		{"a bulk deletion", general, func(e *env, m discord.Message) {
+			e.discord.Dispatch("MESSAGE_DELETE_BULK", map[string]any{"ids": []discord.MessageID{m.ID}, "channel_id": m.ChannelID, "guild_id": guildID})
+		}, ""},
+		{"an edit", general, func(e *env, m discord.Message) {
+			m.Content, m.EditedTimestamp = "my passport number is none of your business", discord.NewTimestamp(m.Timestamp.Time().Add(time.Minute))
+			e.discord.Edit(m)
+		}, "my passport number is none of your business"},
+		{"a thread deleted", thread, func(e *env, m discord.Message) { e.discord.DeleteChannel(thread) }, ""},
+		{"its channel deleted", thread, func(e *env, m discord.Message) { e.discord.DeleteChannel(general) }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t)
+			e.backfilled(int64(len(history())))
+			e.sd.stop()
+			m := message(tc.ch, user(bob, "bob"), t0.Add(200*24*time.Hour), secret)
+			e.discord.Dispatch("MESSAGE_CREATE", m)
+			waitFor(t, "the message spooled", func() bool { return len(e.spoolHolding("zq-7731")) > 0 })
+			waiting := e.bot.spool.Len()
+			tc.remove(e, m)
+			waitFor(t, "the removal spooled", func() bool { return e.bot.spool.Len() > waiting })
+			time.Sleep(300 * time.Millisecond)
+			if holding := e.spoolHolding("zq-7731"); len(holding) > 0 {
+				t.Errorf("after %s, the old text stays in the spool while searchd is down: %v", tc.name, holding)
+			}
+			e.sd.start()
+			waitFor(t, "the spool delivered", func() bool { return e.bot.spool.Len() == 0 })
+			if got := e.content(m.ID); got != tc.after {
+				t.Errorf("after %s and searchd back, searchd holds %q, want %q", tc.name, got, tc.after)
+			}
+		})
+	}
+}
+
+// A message and its deletion spooled in one batch (within one flush)
+// leave only the deletion on disk; a full edit spooled alone keeps its
+// own text.
+func TestMessageDeletedInItsOwnBatchIsNotSpooled(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.sd.stop()
+	dm := message(general, user(bob, "bob"), t0.Add(200*24*time.Hour), "zq-7731 gone at once")
+	m := upsert(&dm, nil)
+	if err := e.bot.spoolPut(&api.MessageBatch{Messages: []api.MessageUpsert{m}, Deletes: []api.ID{m.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	edited := m
+	edited.ID, edited.Content = m.ID+1, "zq-8842 edited text"
+	at := time.Now()
+	edited.EditedAt = &at
+	if err := e.bot.spoolPut(&api.MessageBatch{Messages: []api.MessageUpsert{edited}}); err != nil {
+		t.Fatal(err)
+	}
+	if holding := e.spoolHolding("zq-7731"); len(holding) > 0 {
+		t.Errorf("a message deleted in its own batch is spooled: %v", holding)
+	}
+	if holding := e.spoolHolding("zq-8842"); len(holding) != 1 {
+		t.Errorf("a full edit spooled alone is in %v", holding)
+	}
 }

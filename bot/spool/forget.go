@@ -48,8 +48,9 @@ func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int
 		return 0, err
 	}
 	removed, changed := 0, false
+	parents := map[api.ID]api.ID{}
 	for _, p := range paths {
-		n, ch, err := forgetIn(p, gone)
+		n, ch, _, err := forgetIn(p, gone, parents, false)
 		removed, changed = removed+n, changed || ch
 		if err != nil {
 			return removed, fmt.Errorf("spool: %s: %w", filepath.Base(p), err)
@@ -63,23 +64,24 @@ func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int
 	return removed, nil
 }
 
-// forgetIn is Forget on one batch: the messages taken out, and whether
-// the file changed.
-func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool) (int, bool, error) {
+// forgetIn is Forget on one batch: the messages taken out, whether the
+// file changed, and its size now. parent holds the threads placed by the
+// batches before it (oldest first), and gets this one's: a thread's
+// messages go with its channel, and the batches may place a thread
+// searchd never stored. A batch left with nothing is removed, or with
+// keepEmpty written empty.
+func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map[api.ID]api.ID, keepEmpty bool) (int, bool, int64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil // replayed meanwhile (--replay-rejected)
+		return 0, false, 0, nil // replayed meanwhile (--replay-rejected)
 	}
 	if err != nil {
-		return 0, false, err
+		return 0, false, 0, err
 	}
 	var b api.MessageBatch
 	if err := json.Unmarshal(data, &b); err != nil {
-		return 0, false, nil // unreadable: searchd refuses it whole; a person looks at it
+		return 0, false, int64(len(data)), nil // unreadable: searchd refuses it whole; a person looks at it
 	}
-	// A thread's messages go with its channel: the batch may place a
-	// thread searchd never stored.
-	parent := map[api.ID]api.ID{}
 	for _, c := range b.Channels {
 		if isThread(c.Kind) {
 			parent[c.ID] = c.ParentID
@@ -98,20 +100,55 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool) (int, bool
 		return gone(api.MessageUpsert{GuildID: c.GuildID, ChannelID: c.ID}, parent[c.ID])
 	})
 	if removed == 0 && places == len(b.Guilds)+len(b.Channels) {
-		return 0, false, nil
+		return 0, false, int64(len(data)), nil
 	}
 	b.Messages = kept
-	if b.Items() == 0 {
-		return removed, true, os.Remove(path)
+	if b.Items() == 0 && !keepEmpty {
+		return removed, true, 0, os.Remove(path)
 	}
 	if data, err = json.Marshal(&b); err != nil {
-		return 0, false, err
+		return 0, false, 0, err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".forget")
 	if err := replaceFile(tmp, path, data); err != nil {
-		return 0, false, err
+		return 0, false, 0, err
 	}
-	return removed, true, nil
+	return removed, true, int64(len(data)), nil
+}
+
+// ForgetWaiting takes out of the batches waiting before batch seq (PutSeq)
+// the messages gone reports, as Forget does in rejected/: seq removes
+// them (a deletion, a forgotten channel or server, a full edit), so the
+// copies ahead of it are of no use to searchd, and their text must not
+// wait on disk for as long as searchd is away. A batch left with nothing
+// stays, empty, for Run to drop: it may be on its way to searchd. It
+// returns the messages taken out.
+func (s *Spool) ForgetWaiting(seq uint64, gone func(m api.MessageUpsert, parent api.ID) bool) (int, error) {
+	s.mu.Lock() // Run removes a delivered batch under it
+	defer s.mu.Unlock()
+	removed, changed := 0, false
+	parents := map[api.ID]api.ID{}
+	for i := range s.queue {
+		bf := &s.queue[i]
+		if bf.seq >= seq {
+			break
+		}
+		n, ch, size, err := forgetIn(s.path(bf.seq), gone, parents, true)
+		removed, changed = removed+n, changed || ch
+		if err != nil {
+			return removed, fmt.Errorf("spool: batch %d: %w", bf.seq, err)
+		}
+		if ch {
+			s.size += size - bf.size
+			bf.size = size
+		}
+	}
+	if changed {
+		if err := syncDir(s.dir); err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
 }
 
 // isThread reports whether a channel kind (bot.channelKind) names a thread.
@@ -126,5 +163,16 @@ func ForgetAuthor(dir string, author api.ID) (int, error) {
 	return Forget(dir, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == author })
 }
 
-// ForgetAuthor is ForgetAuthor on the spool's own directory.
-func (s *Spool) ForgetAuthor(author api.ID) (int, error) { return ForgetAuthor(s.dir, author) }
+// ForgetAuthor is ForgetAuthor on the spool's own directory, and on the
+// batches waiting there too (searchd has already forgotten the member).
+func (s *Spool) ForgetAuthor(author api.ID) (int, error) {
+	n, err := ForgetAuthor(s.dir, author)
+	if err != nil {
+		return n, err
+	}
+	s.mu.Lock()
+	next := s.next
+	s.mu.Unlock()
+	w, err := s.ForgetWaiting(next, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == author })
+	return n + w, err
+}

@@ -1,11 +1,14 @@
 package spool
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"dsearch/shared/api"
 )
@@ -61,5 +64,76 @@ func TestForgetAuthorInRejected(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, "rejected"))
 	if len(entries) != 2 {
 		t.Errorf("files in rejected/: %v", entries)
+	}
+}
+
+// The batches waiting before a removal lose the messages it removes: a
+// batch left with nothing stays, empty, and Run drops it without sending
+// it; the removal's own batch and those after it are not touched; the
+// spool's size follows. Spool.ForgetAuthor cleans the waiting batches too.
+func TestForgetWaiting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	defer s.Close()
+	upsert := func(id, author api.ID, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: 5, Author: api.Author{ID: author, Username: "u"}, Content: text}
+	}
+	put := func(b *api.MessageBatch) uint64 {
+		seq, err := s.PutSeq(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	put(&api.MessageBatch{Messages: []api.MessageUpsert{upsert(1, 601, "deleted secret")}})
+	mixed := put(&api.MessageBatch{Messages: []api.MessageUpsert{upsert(2, 601, "stays"), upsert(3, 602, "opted out secret")}})
+	removal := put(&api.MessageBatch{Messages: []api.MessageUpsert{upsert(4, 601, "behind, stays")}, Deletes: []api.ID{1}})
+	after := put(&api.MessageBatch{Messages: []api.MessageUpsert{upsert(1, 601, "after, stays")}})
+	size := s.Size()
+
+	n, err := s.ForgetWaiting(removal, func(m api.MessageUpsert, _ api.ID) bool { return m.ID == 1 || m.ID == 4 })
+	if err != nil || n != 1 {
+		t.Fatalf("forgot %d, %v; want 1", n, err)
+	}
+	if n, err := s.ForgetAuthor(602); err != nil || n != 1 {
+		t.Fatalf("opt-out forgot %d, %v; want 1", n, err)
+	}
+	var all string
+	for _, seq := range []uint64{1, mixed, removal, after} {
+		data, err := os.ReadFile(s.path(seq))
+		if err != nil {
+			t.Fatalf("batch %d: %v", seq, err)
+		}
+		all += string(data)
+	}
+	if strings.Contains(all, "secret") || !strings.Contains(all, `"stays"`) || !strings.Contains(all, "behind, stays") || !strings.Contains(all, "after, stays") {
+		t.Errorf("the waiting batches: %s", all)
+	}
+	if s.Len() != 4 || s.Size() >= size {
+		t.Errorf("%d batches of %d bytes, was %d", s.Len(), s.Size(), size)
+	}
+	var got [][]api.ID
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go s.Run(ctx, func(_ context.Context, b *api.MessageBatch) error {
+		var ids []api.ID
+		for _, m := range b.Messages {
+			ids = append(ids, m.ID)
+		}
+		got = append(got, ids)
+		if len(got) == 3 {
+			close(done)
+		}
+		return nil
+	})
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("delivered %v", got)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if want := [][]api.ID{{2}, {4}, {1}}; fmt.Sprint(got) != fmt.Sprint(want) || s.Len() != 0 || s.Size() != 0 {
+		t.Errorf("delivered %v (want %v), %d batches of %d bytes left", got, want, s.Len(), s.Size())
 	}
 }

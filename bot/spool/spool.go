@@ -263,19 +263,25 @@ var syncDir = func(dir string) error {
 // Discord cannot tell a catch-up what it no longer has beyond its last
 // page.
 func (s *Spool) Put(b *api.MessageBatch) error {
+	_, err := s.PutSeq(b)
+	return err
+}
+
+// PutSeq is Put, and tells the batch's number (for ForgetWaiting).
+func (s *Spool) PutSeq(b *api.MessageBatch) (uint64, error) {
 	data, err := json.Marshal(b)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	removals := len(b.Messages) == 0 && len(b.Guilds) == 0 && len(b.Channels) == 0
 	if s.size+int64(len(data)) > s.maxBytes && !removals {
-		return ErrFull
+		return 0, ErrFull
 	}
 	seq := s.next
 	if err := s.write(seq, data); err != nil {
-		return fmt.Errorf("spool: %w", err)
+		return 0, fmt.Errorf("spool: %w", err)
 	}
 	s.next++
 	s.queue = append(s.queue, batchFile{seq, int64(len(data))})
@@ -284,7 +290,7 @@ func (s *Spool) Put(b *api.MessageBatch) error {
 	case s.kick <- struct{}{}:
 	default:
 	}
-	return nil
+	return seq, nil
 }
 
 // write stores data as batch seq: synced, renamed, and the rename synced
@@ -413,27 +419,35 @@ func (s *Spool) deliver(ctx context.Context, seq uint64, send Sender) error {
 	if err := json.Unmarshal(data, &b); err != nil {
 		return &api.Error{Status: http.StatusBadRequest, Message: "unreadable spool file: " + err.Error(), Code: api.CodeBadBatch}
 	}
-	if err := send(ctx, &b); err != nil {
-		return err
+	// One ForgetWaiting emptied has nothing for searchd.
+	if b.Items() > 0 {
+		if err := send(ctx, &b); err != nil {
+			return err
+		}
 	}
-	s.remove(seq, os.Remove(s.path(seq)))
+	s.remove(seq, func() error { return os.Remove(s.path(seq)) })
 	return nil
 }
 
 func (s *Spool) reject(seq uint64) {
-	err := os.Rename(s.path(seq), filepath.Join(s.dir, "rejected", filepath.Base(s.path(seq))))
-	s.remove(seq, err)
+	s.remove(seq, func() error {
+		return os.Rename(s.path(seq), filepath.Join(s.dir, "rejected", filepath.Base(s.path(seq))))
+	})
 }
 
-func (s *Spool) remove(seq uint64, err error) {
-	if err != nil {
-		s.log.Error("spool: cannot remove a delivered batch; it will be sent again after a restart", "batch", seq, "err", err)
-	}
+// remove takes the oldest batch off the queue, its file with it (op),
+// under the lock: a ForgetWaiting rewriting it meanwhile would bring the
+// file back.
+func (s *Spool) remove(seq uint64, op func() error) {
 	s.mu.Lock()
+	err := op()
 	// Only the oldest batch is ever delivered or rejected.
 	s.size -= s.queue[0].size
 	s.queue = s.queue[1:]
 	s.mu.Unlock()
+	if err != nil {
+		s.log.Error("spool: cannot remove a delivered batch; it will be sent again after a restart", "batch", seq, "err", err)
+	}
 }
 
 func (s *Spool) oldest() (uint64, bool) {

@@ -1,0 +1,41 @@
+package bot
+
+import "dsearch/shared/api"
+
+// While searchd is away the spool holds what members wrote. A removal
+// (a deletion, a forgotten channel or server, a full edit) is spooled
+// behind the copies it removes, and searchd would drop them when it took
+// it; but their text would wait on disk for as long as searchd is away.
+// So once the removal is stored, the batches waiting before it are
+// rewritten without them (spool.ForgetWaiting), and the batch itself
+// carries no message it deletes.
+
+// spoolPut is the batcher's put: the spool's, then the cleaning.
+func (b *Bot) spoolPut(mb *api.MessageBatch) error {
+	r := b.removalOf(mb, nil)
+	if r.empty() {
+		return b.spool.Put(mb)
+	}
+	// Of a message and its deletion in one batch, only the deletion;
+	// not by an edit, whose own copy it is.
+	within := *r
+	within.edits = nil
+	kept := make([]api.MessageUpsert, 0, len(mb.Messages))
+	for _, m := range mb.Messages {
+		if !within.drops(m, 0) {
+			kept = append(kept, m)
+		}
+	}
+	mb.Messages = kept
+	seq, err := b.spool.PutSeq(mb)
+	if err != nil {
+		return err
+	}
+	n, err := b.spool.ForgetWaiting(seq, r.drops)
+	if err != nil {
+		b.log.Error("the waiting spool could not all be cleaned of removed messages; searchd drops them when it is back", "err", err)
+	} else if n > 0 {
+		b.log.Info("removed messages taken out of the waiting spool", "messages", n)
+	}
+	return nil
+}
