@@ -31,11 +31,25 @@ func (b *Bot) spoolPut(mb *api.MessageBatch) error {
 	if err != nil {
 		return err
 	}
-	n, err := b.spool.ForgetWaiting(seq, r.drops)
+	n, err := b.spool.ForgetWaiting(seq, r.names(), r.drops)
 	if err != nil {
 		b.log.Error("the waiting spool could not all be cleaned of removed messages; searchd drops them when it is back", "err", err)
 	} else if n > 0 {
 		b.log.Info("removed messages taken out of the waiting spool", "messages", n)
 	}
 	return nil
+}
+
+// names are the IDs r drops by, for spool.ForgetWaiting.
+func (r *removal) names() []api.ID {
+	out := make([]api.ID, 0, len(r.messages)+len(r.channels)+len(r.guilds)+len(r.edited))
+	for _, m := range []map[api.ID]bool{r.messages, r.channels, r.guilds} {
+		for id := range m {
+			out = append(out, id)
+		}
+	}
+	for id := range r.edited {
+		out = append(out, id)
+	}
+	return out
 }

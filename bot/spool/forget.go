@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int
 	removed, changed := 0, false
 	parents := map[api.ID]api.ID{}
 	for _, p := range paths {
-		n, ch, _, err := forgetIn(p, gone, parents, false)
+		n, ch, _, err := forgetIn(p, gone, parents, false, nil)
 		removed, changed = removed+n, changed || ch
 		if err != nil {
 			return removed, fmt.Errorf("spool: %s: %w", filepath.Base(p), err)
@@ -69,14 +70,18 @@ func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int
 // batches before it (oldest first), and gets this one's: a thread's
 // messages go with its channel, and the batches may place a thread
 // searchd never stored. A batch left with nothing is removed, or with
-// keepEmpty written empty.
-func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map[api.ID]api.ID, keepEmpty bool) (int, bool, int64, error) {
+// keepEmpty written empty. With names, a batch naming none of them is not
+// decoded (nor its threads learnt).
+func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map[api.ID]api.ID, keepEmpty bool, names [][]byte) (int, bool, int64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, 0, nil // replayed meanwhile (--replay-rejected)
 	}
 	if err != nil {
 		return 0, false, 0, err
+	}
+	if names != nil && !slices.ContainsFunc(names, func(n []byte) bool { return bytes.Contains(data, n) }) {
+		return 0, false, int64(len(data)), nil
 	}
 	var b api.MessageBatch
 	if err := json.Unmarshal(data, &b); err != nil {
@@ -123,7 +128,18 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map
 // wait on disk for as long as searchd is away. A batch left with nothing
 // stays, empty, for Run to drop: it may be on its way to searchd. It
 // returns the messages taken out.
-func (s *Spool) ForgetWaiting(seq uint64, gone func(m api.MessageUpsert, parent api.ID) bool) (int, error) {
+//
+// names are the IDs gone matches by (messages, channels and threads,
+// servers, authors): a batch that names none of them is not decoded, as a
+// removal while searchd is away would otherwise decode the whole spool.
+// A thread only a waiting batch places is then not known to be a
+// forgotten channel's unless the batch is read for another reason: the
+// caller names the threads it knows.
+func (s *Spool) ForgetWaiting(seq uint64, names []api.ID, gone func(m api.MessageUpsert, parent api.ID) bool) (int, error) {
+	quoted := make([][]byte, len(names)) // as JSON writes an ID
+	for i, id := range names {
+		quoted[i] = []byte(`"` + id.String() + `"`)
+	}
 	s.mu.Lock() // Run removes a delivered batch under it
 	defer s.mu.Unlock()
 	removed, changed := 0, false
@@ -133,7 +149,7 @@ func (s *Spool) ForgetWaiting(seq uint64, gone func(m api.MessageUpsert, parent 
 		if bf.seq >= seq {
 			break
 		}
-		n, ch, size, err := forgetIn(s.path(bf.seq), gone, parents, true)
+		n, ch, size, err := forgetIn(s.path(bf.seq), gone, parents, true, quoted)
 		removed, changed = removed+n, changed || ch
 		if err != nil {
 			return removed, fmt.Errorf("spool: batch %d: %w", bf.seq, err)
@@ -173,6 +189,6 @@ func (s *Spool) ForgetAuthor(author api.ID) (int, error) {
 	s.mu.Lock()
 	next := s.next
 	s.mu.Unlock()
-	w, err := s.ForgetWaiting(next, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == author })
+	w, err := s.ForgetWaiting(next, []api.ID{author}, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == author })
 	return n + w, err
 }
