@@ -42,13 +42,13 @@ func (b *Bot) spoolPut(mb *api.MessageBatch) error {
 
 // names are the IDs r drops by, for spool.ForgetWaiting.
 func (r *removal) names() []api.ID {
-	out := make([]api.ID, 0, len(r.messages)+len(r.channels)+len(r.guilds)+len(r.edited))
-	for _, m := range []map[api.ID]bool{r.messages, r.channels, r.guilds} {
-		for id := range m {
+	out := make([]api.ID, 0, len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.edits))
+	for _, s := range []idSet{r.messages, r.channels, r.guilds, r.authors} {
+		for id := range s {
 			out = append(out, id)
 		}
 	}
-	for id := range r.edited {
+	for id := range r.edits {
 		out = append(out, id)
 	}
 	return out
