@@ -47,6 +47,7 @@ func (db *DB) ForgetDeletedChannels(ctx context.Context, ids []int64, rules segm
 		}
 		return nil
 	})
+	db.purged.textTakenOut() // the channels' names and topics
 	return n, err
 }
 

@@ -55,6 +55,7 @@ func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, rules segment.Rules)
 			return n, err
 		}
 	}
+	defer db.purged.textTakenOut() // the names
 	return n, db.write(ctx, func(tx *sql.Tx) error {
 		// The rows stay, named by nothing: a later batch of g is told
 		// apart by its channels' guild (withoutLeftGuilds).

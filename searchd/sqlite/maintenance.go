@@ -44,7 +44,7 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if err := mergeCopy(ctx, tmp); err != nil {
+	if err := purgeCopy(ctx, tmp); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	if err := syncFile(tmp); err != nil {
@@ -56,16 +56,28 @@ func (db *DB) Backup(ctx context.Context, path string) (err error) {
 	return syncFile(dir)
 }
 
-// mergeCopy merges a backup copy's keyword index if it was made while a
-// bulk forget ran: VACUUM INTO copies the index as it is, with the
-// forgotten messages' words only marked (unmergeKeywords).
-func mergeCopy(ctx context.Context, path string) error {
+// purgeCopy writes a backup copy's keyword index anew when the live one
+// still held traces of deleted words (rewriteKeywords: its page keys, or
+// the words a bulk forget running meanwhile only marked): VACUUM INTO
+// copies the index as it is.
+func purgeCopy(ctx context.Context, path string) error {
 	copy, err := sql.Open("sqlite", "file:"+path+"?_pragma=secure_delete(1)")
 	if err != nil {
 		return err
 	}
 	defer copy.Close()
-	return mergeKeywordsIn(ctx, copy)
+	last, rewritten, err := textSeqs(ctx, copy)
+	if err != nil {
+		return err
+	}
+	var unmerged int
+	if err := copy.QueryRowContext(ctx, `SELECT COUNT(*) FROM meta WHERE key = 'keywords_unmerged'`).Scan(&unmerged); err != nil {
+		return err
+	}
+	if last == rewritten && unmerged == 0 {
+		return nil
+	}
+	return rewriteKeywords(ctx, copy)
 }
 
 // syncFile flushes a file, or a directory's entries, to disk.
@@ -142,6 +154,7 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 			}
 			return nil
 		})
+		db.purged.textTakenOut() // the names
 	}
 	return deleted, err
 }

@@ -26,7 +26,7 @@ func (db *DB) OptOut(ctx context.Context, user int64, rules segment.Rules) (int,
 	if err != nil {
 		return n, err
 	}
-	_, err = db.PurgeDeleted(ctx, false) // gone from the file now
+	_, err = db.PurgeDeleted(ctx, true) // gone from the files now
 	return n, err
 }
 

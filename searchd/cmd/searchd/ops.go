@@ -121,7 +121,7 @@ func (m *Main) forgetCmd() *ffcli.Command {
 					return err
 				}
 			}
-			if _, err := db.PurgeDeleted(ctx, false); err != nil { // gone from the file now
+			if _, err := db.PurgeDeleted(ctx, true); err != nil { // gone from the files now
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))

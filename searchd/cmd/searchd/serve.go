@@ -138,8 +138,8 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 		}
 	}()
 	// Deletions and edits leave the files (the WAL's older pages) seconds
-	// after their write: a purge is a checkpoint, done only after a
-	// change. An opt-out or searchd forget purges at once.
+	// after their write, and the keyword index's page keys within the
+	// hour (sqlite/purge.go). An opt-out or searchd forget purges at once.
 	purgeDone := make(chan struct{})
 	go func() {
 		defer close(purgeDone)

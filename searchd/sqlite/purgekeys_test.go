@@ -1,0 +1,98 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"dsearch/searchd"
+	"dsearch/searchd/segment"
+)
+
+// A deleted message's word that was the first on a page of the keyword
+// index leaves the file too: FTS5's secure-delete takes the word off the
+// page but leaves the page's key in messages_fts_idx (a prefix of the
+// word, here all its distinguishing part), so a purge writes the index
+// anew (rewriteKeywords; 'optimize' alone leaves a one-segment index as
+// it is).
+func TestDeletedWordLeavesNoLeafKeyInTheFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var batch []searchd.Message
+	for i := int64(1); i <= 3000; i++ {
+		m := msg(i, time.Duration(i)*time.Second, 0)
+		m.Content = fmt.Sprintf("secret%05dpassphrase hello", i)
+		batch = append(batch, m)
+	}
+	apply(t, db, batch...)
+	// The leaf keys naming one message's word in full (secretNNNNN).
+	rows, err := db.db.Query(`SELECT CAST(term AS TEXT) FROM messages_fts_idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	var words []string
+	for rows.Next() {
+		var term string
+		if err := rows.Scan(&term); err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.TrimPrefix(term, "0"); len(w) == len("secret00000") && strings.HasPrefix(w, "secret") {
+			id, _ := strconv.ParseInt(strings.TrimPrefix(w, "secret"), 10, 64)
+			ids, words = append(ids, id), append(words, w)
+		}
+	}
+	rows.Close()
+	if len(ids) == 0 {
+		t.Fatal("no leaf key names a whole word; the index's pages changed size?")
+	}
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: ids}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PurgeDeleted(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileHolds(t, dir, words...); got != "" {
+		t.Errorf("messages %v deleted and purged, yet %s", ids, got)
+	}
+}
+
+// A channel deleted on Discord leaves the files with its name and topic
+// (ForgetDeletedChannels removes its row) even when it held no stored
+// message: no text changed, yet serve's next purge empties the WAL,
+// which held the row's page as it was (textTakenOut).
+func TestDeletedChannelsNameLeavesTheFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	apply(t, db, msg(1, time.Second, 0))
+	if _, err := db.Apply(ctx, &searchd.Batch{Channels: []searchd.Channel{{ID: 300, GuildID: 1, Name: "zqx-layoff-planning",
+		Kind: "GuildText", Topic: "Zqxtopic: who goes in March"}}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PurgeDeleted(ctx, true); err != nil { // all in the file, the WAL empty
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PurgeDeleted(ctx, false); err != nil { // searchd serve's, seconds later or every minute
+		t.Fatal(err)
+	}
+	if got := fileHolds(t, dir, "zqx-layoff-planning", "Zqxtopic"); got != "" {
+		t.Errorf("channel deleted and purged, yet %s", got)
+	}
+}
