@@ -262,12 +262,15 @@ type applier struct {
 	guilds  map[int64]int64          // channel → its guild (0: none known), read once a batch (guildOf)
 	resumed bool                     // recent and names were carried from an earlier batch
 
-	changed []int64            // messages whose text changed, for the log (logTextChanges)
-	toIndex map[int64]string   // message → text, for the keyword index (indexQueued)
-	joined  []int64            // messages placed in a segment, for the log (logMemberships)
-	touched map[int64]bool     // channels whose messages changed, for their versions (logChanges)
-	fresh   []*searchd.Message // inserted by this batch, in channel and time order, to place
-	replay  *replay            // the channel being re-segmented, if any
+	changed []int64          // messages whose text changed, for the log (logTextChanges)
+	toIndex map[int64]string // message → text, for the keyword index (indexQueued)
+	// unindexed counts the messages whose words left the keyword index
+	// (logUnindexed).
+	unindexed int64
+	joined    []int64            // messages placed in a segment, for the log (logMemberships)
+	touched   map[int64]bool     // channels whose messages changed, for their versions (logChanges)
+	fresh     []*searchd.Message // inserted by this batch, in channel and time order, to place
+	replay    *replay            // the channel being re-segmented, if any
 }
 
 const (

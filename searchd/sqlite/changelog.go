@@ -28,6 +28,9 @@ func (a *applier) logChanges(changed bool) error {
 	if err := a.logTextChanges(); err != nil {
 		return err
 	}
+	if err := a.logUnindexed(); err != nil {
+		return err
+	}
 	if err := a.logMemberships(); err != nil {
 		return err
 	}
@@ -67,6 +70,19 @@ func (a *applier) logTextChanges() error {
 	}
 	_, err := a.exec(`INSERT INTO text_changes (message_id) SELECT value FROM json_each(?) ORDER BY key`, jsonIDs(a.changed))
 	a.changed = a.changed[:0]
+	return err
+}
+
+// logUnindexed counts the words the batch took out of the keyword index
+// (meta text_removed): the purge writes the index anew after them
+// (rewriteKeywords), not after what was only added.
+func (a *applier) logUnindexed() error {
+	if a.unindexed == 0 {
+		return nil
+	}
+	_, err := a.exec(`INSERT INTO meta (key, value) VALUES ('text_removed', ?)
+		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)`, a.unindexed)
+	a.unindexed = 0
 	return err
 }
 
@@ -121,6 +137,7 @@ func (a *applier) unindex(id int64, text string, wasIndexed bool) error {
 	if !wasIndexed {
 		return nil
 	}
+	a.unindexed++
 	_, err := a.exec(qUnindex, id, text, lexical.Bigrams(text))
 	return err
 }

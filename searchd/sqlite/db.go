@@ -174,6 +174,12 @@ func (db *DB) fillKeywordIndex(ctx context.Context) error {
 				return err
 			}
 			if len(page) == 0 {
+				// Built anew: no page key of a deleted word (rewriteKeywords).
+				if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value)
+					SELECT 'keywords_rewritten', COALESCE((SELECT value FROM meta WHERE key = 'text_removed'), '0')
+					ON CONFLICT (key) DO UPDATE SET value = excluded.value`); err != nil {
+					return err
+				}
 				return setMeta(ctx, tx, "fts_ready", "1")
 			}
 			for _, d := range page {

@@ -140,6 +140,7 @@ func TestDeletedTextLeavesNoTraceInTheFile(t *testing.T) {
 		t.Fatalf("purge after a deletion: %v, %v", purged, err)
 	}
 	leftIn("after a deletion and an edit", "zqxdeleted", "Zqxdeleted", "zqxedited", "Zqxedited", "kangaroo", "비밀번호는", "비밀")
+	apply(t, db, msg(3000, 2*time.Hour, 0)) // a new message takes nothing out
 	if purged, err := db.PurgeDeleted(ctx, false); err != nil || purged {
 		t.Errorf("purge with nothing deleted since: %v, %v; want nothing done", purged, err)
 	}

@@ -34,9 +34,9 @@ const keywordsRewriteEvery = time.Hour
 // emptied; the next purge tries again.
 var errWALInUse = errors.New("the WAL is in use by a reader")
 
-// purged is where this process's purges stand: the text_changes sequence
-// the WAL was last emptied at, and when the keyword index was last
-// written anew.
+// purged is where this process's purges stand: the count of messages
+// unindexed (textSeqs) when the WAL was last emptied, and when the
+// keyword index was last written anew.
 type purged struct {
 	mu        sync.Mutex
 	seq       int64
@@ -96,10 +96,11 @@ type execer interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
-// textSeqs are the text_changes sequence (the latest deletion or edit)
-// and the one the keyword index was last written anew at.
+// textSeqs are the count of messages whose words left the keyword index
+// (deleted or edited: logUnindexed), and that count when the index was
+// last written anew.
 func textSeqs(ctx context.Context, q execer) (last, rewritten int64, err error) {
-	err = q.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'text_changes'),
+	err = q.QueryRowContext(ctx, `SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'text_removed'), 0),
 		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'keywords_rewritten'), 0)`).Scan(&last, &rewritten)
 	return last, rewritten, err
 }
@@ -133,7 +134,7 @@ func rewriteKeywords(ctx context.Context, q execer) error {
 
 // PurgeDeleted takes out of the files what deleted and edited messages
 // left (above): it empties the WAL when a message was deleted or edited
-// since it last did, or now, and writes the keyword index anew when one
+// since it last did (or names were forgotten: textTakenOut), or now, and writes the keyword index anew when one
 // was since it last did and now, or keywordsRewriteEvery after this
 // process last did. What a member or the operator forgets by name (an
 // opt-out, searchd forget) and a restore purge now; searchd serve's
