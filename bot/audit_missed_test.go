@@ -1,0 +1,52 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dsearch/bot/discordtest"
+)
+
+// audit13b-missed. The bot loses View Channel on #general; Discord tells it
+// as deletions (THREAD_DELETE of its thread, CHANNEL_DELETE). The thread's
+// confirmation answers 403 (noAccess, a gap); #general's is not answered
+// (a network error) and is asked again later. Before it is, the bot may
+// view #general again (CHANNEL_CREATE, THREAD_LIST_SYNC), so the second
+// question answers 200 and confirmDeletion catches up #general alone
+// (markLost), not the guild: the thread, gapped and noAccess, is caught up
+// by nothing until an unrelated access recheck or a new gateway session,
+// and what was written in it while the bot could not view it stays
+// unsearchable meanwhile (the 403 path queues the guild's catch-up).
+func TestAccessBackBeforeRetriedConfirmationCatchesUpTheThread(t *testing.T) {
+	var fail atomic.Bool
+	e := setup(t, func(d *discordtest.Discord) { d.DeleteOnAccessLoss(true) }, func(c *Config) {
+		c.Transport = failChannelGet{next: c.Transport, path: fmt.Sprintf("/channels/%d", general), fail: &fail}
+		c.RetryAfter = 2 * time.Second
+	})
+	h := history()
+	e.backfilled(int64(len(h)))
+	ch := fakeGuild().Channels[1] // #general
+	fail.Store(true)
+	e.discord.UpdateChannel(hiddenFromBot(ch))
+	waitFor(t, "the thread's 403 and #general's unanswered question", func() bool {
+		l := e.log.String()
+		return strings.Contains(l, "may no longer view was announced deleted") &&
+			strings.Contains(l, "cannot ask Discord whether a channel was deleted")
+	})
+	missed := series(general, t0.Add(300*24*time.Hour), 3, "written in general while hidden")
+	missedThread := series(thread, t0.Add(301*24*time.Hour), 3, "written in the thread while hidden")
+	e.discord.AddHistory(append(missed, missedThread...)...)
+	fail.Store(false)
+	e.discord.UpdateChannel(ch)
+	e.waitStored("what #general got while the bot could not view it", missed...)
+	deadline := time.Now().Add(8 * time.Second)
+	for e.unstored(missedThread) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := e.unstored(missedThread); n > 0 {
+		t.Errorf("%d of %d messages written in #general's thread while the bot could not view it never caught up", n, len(missedThread))
+	}
+}
