@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diamondburned/arikawa/v3/discord"
+
 	"dsearch/bot/discordtest"
 )
 
@@ -48,5 +50,39 @@ func TestAccessBackBeforeRetriedConfirmationCatchesUpTheThread(t *testing.T) {
 	}
 	if n := e.unstored(missedThread); n > 0 {
 		t.Errorf("%d of %d messages written in #general's thread while the bot could not view it never caught up", n, len(missedThread))
+	}
+}
+
+// audit13b-missed. As TestChannelDeleteForAccessLossReplayedAtOnceForgetsNothing
+// (the loss and the return replayed at once at a RESUME, so Get Channel
+// answers 200), with a thread of #general started and archived while the
+// bot could not view it. No THREAD_LIST_SYNC lists an archived thread;
+// only a guild's catch-up (its archived-thread listing) finds it, and the
+// 200 answer catches up #general alone: the thread's messages are not
+// fetched until a new gateway session or a restart.
+func TestAccessLossReplayedAtOnceCatchesUpAThreadArchivedMeanwhile(t *testing.T) {
+	const archivedThread = 2031
+	e := setup(t, func(d *discordtest.Discord) { d.DeleteOnAccessLoss(true) })
+	h := history()
+	e.backfilled(int64(len(h)))
+	ch := fakeGuild().Channels[1] // #general
+	e.discord.Offline(true)
+	e.discord.UpdateChannel(hiddenFromBot(ch))
+	at := t0.Add(300 * 24 * time.Hour)
+	missed := series(general, at, 3, "written in general while hidden")
+	archived := discord.Channel{ID: archivedThread, Type: discord.GuildPublicThread, Name: "side talk", ParentID: general,
+		ThreadMetadata: &discord.ThreadMetadata{Archived: true, ArchiveTimestamp: discord.NewTimestamp(at.Add(2 * time.Hour))}}
+	e.discord.AddArchived(archived)
+	inArchived := series(archivedThread, at.Add(time.Hour), 3, "in a thread started and archived while hidden")
+	e.discord.AddHistory(append(missed, inArchived...)...)
+	e.discord.UpdateChannel(ch)
+	e.discord.Offline(false)
+	e.waitStored("what #general got while the bot could not view it", missed...)
+	deadline := time.Now().Add(8 * time.Second)
+	for e.unstored(inArchived) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := e.unstored(inArchived); n > 0 {
+		t.Errorf("%d of %d messages of a thread started and archived while the bot could not view #general never caught up", n, len(inArchived))
 	}
 }
