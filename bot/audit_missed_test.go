@@ -86,3 +86,38 @@ func TestAccessLossReplayedAtOnceCatchesUpAThreadArchivedMeanwhile(t *testing.T)
 		t.Errorf("%d of %d messages of a thread started and archived while the bot could not view #general never caught up", n, len(inArchived))
 	}
 }
+
+// audit13b-missed. The deletions queue is in memory only: the bot is
+// stopped while Discord's answer about #general's CHANNEL_DELETE (an
+// access loss) is still awaited. After the restart, while #general is
+// still hidden, and once it is shown again, what was written there
+// meanwhile is caught up. Passes: GUILD_CREATE lists the hidden channel
+// and recheckAccess marks it (see REPORT, suspicion 2).
+func TestAccessLossPendingConfirmationAcrossRestartLosesNothing(t *testing.T) {
+	var fail atomic.Bool
+	e := setup(t, func(d *discordtest.Discord) { d.DeleteOnAccessLoss(true) }, func(c *Config) {
+		c.Transport = failChannelGet{next: c.Transport, path: fmt.Sprintf("/channels/%d", general), fail: &fail}
+	})
+	h := history()
+	e.backfilled(int64(len(h)))
+	ch := fakeGuild().Channels[1] // #general
+	fail.Store(true)
+	e.discord.UpdateChannel(hiddenFromBot(ch))
+	waitFor(t, "#general's unanswered question", func() bool {
+		return strings.Contains(e.log.String(), "cannot ask Discord whether a channel was deleted")
+	})
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(false)
+	missed := series(general, t0.Add(300*24*time.Hour), 3, "written in general while hidden and the bot away")
+	e.discord.AddHistory(missed...)
+	e.restartedAndDone()
+	more := series(general, t0.Add(301*24*time.Hour), 3, "written in general while hidden after the restart")
+	e.discord.AddHistory(more...)
+	e.discord.UpdateChannel(ch)
+	e.waitStored("what #general got while hidden, across the restart", append(missed, more...)...)
+	if n := e.unstored(h); n > 0 {
+		t.Errorf("%d messages of the history lost", n)
+	}
+}
