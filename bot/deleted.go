@@ -101,12 +101,18 @@ func (b *Bot) confirmDeletion(ctx context.Context, d deletion) {
 		b.recheckAccess(d.g)
 	case err == nil:
 		// There, and the bot views it (again): it missed the events of
-		// the meantime.
-		b.log.Info("a channel announced deleted is still there; catching it up", "channel", d.ch)
+		// the meantime, and so did its threads. The server's catch-up,
+		// as for a 403, not the channel's alone: a thread refused 403
+		// meanwhile (noAccess, cleared by the recheck once readable) and
+		// one started and archived while hidden are known only from the
+		// server's listings. The catch-up queues no deletion, so this
+		// cannot loop.
+		b.log.Info("a channel announced deleted is still there; catching up the server", "channel", d.ch, "guild", d.g)
 		if _, err := b.state.Cabinet.Channel(d.ch); err != nil {
 			b.state.Cabinet.ChannelSet(c, false) // the state dropped it
 		}
-		b.markLost(map[discord.ChannelID]discord.GuildID{d.ch: d.g})
+		b.recheckAccess(d.g)
+		b.queueBackfill(d.g)
 	default:
 		wait := min(b.cfg.RetryAfter<<min(d.attempt, 20), maxRetryWait)
 		b.log.Warn("cannot ask Discord whether a channel was deleted; kept, asking again later", "channel", d.ch, "retry_in", wait, "err", err)
