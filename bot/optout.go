@@ -71,7 +71,8 @@ func (b *Bot) optOut(ctx context.Context, member discord.UserID, choice string, 
 	if choice == optOutCancel {
 		return &reply{content: l.say("optOutCancelled")}, nil
 	}
-	// Batches searchd refused keep their text until a replay (which
+	// Batches searchd refused keep their text until a replay, and those
+	// waiting in the spool until searchd takes them (both of which
 	// searchd would filter): the member's messages leave them now, and
 	// the public answers quoting them are withdrawn (Bot.took).
 	res, err := b.searchd.OptOut(ctx, api.ID(member))

@@ -138,3 +138,47 @@ func TestOptOut(t *testing.T) {
 		t.Errorf("the bot's log names who opted out:\n%s", log)
 	}
 }
+
+// A member who opts out while batches wait in the spool (searchd back
+// but slow to take them, or a long queue ahead) has their text taken out
+// of the waiting batches at once, not left on disk until searchd takes
+// them: Bot.took cleans them (forgetWaitingAuthors). The removal refactor
+// (4b47509) had dropped the only call that did (audit13b-gone).
+func TestOptOutTakesTheMembersTextOutOfTheWaitingSpool(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
+	before := done()
+	first := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "alice's message searchd is slow to take")
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := New(ctx, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(first.ID), release: release}
+	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
+	go func() { e.done <- b.Run(ctx) }()
+	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+	defer func() {
+		close(release)
+		waitFor(t, "the spool empty", func() bool { return b.spool.Len() == 0 })
+	}()
+
+	e.discord.Post(first)
+	waitFor(t, "alice's message spooled", func() bool { return b.spool.Len() > 0 })
+	time.Sleep(300 * time.Millisecond) // a batch of its own, on its way to searchd
+	his := message(general, user(bob, "bob"), t0.Add(300*24*time.Hour+time.Minute), "bob's zq-5521 words he takes back")
+	e.discord.Post(his)
+	waitFor(t, "bob's message spooled", func() bool { return len(e.spoolHolding("zq-5521")) > 0 })
+
+	if _, err := b.optOut(ctx, bob, optOutConfirm, 0); err != nil {
+		t.Fatal(err)
+	}
+	if holding := e.spoolHolding("zq-5521"); len(holding) > 0 {
+		t.Errorf("bob opted out; his text stays in the waiting spool: %v", holding)
+	}
+}

@@ -125,4 +125,5 @@ func (b *Bot) took(r *removal) {
 		b.answers.remove(r)
 	}
 	b.forgetRejected(r)
+	b.forgetWaitingAuthors(r)
 }

@@ -8,7 +8,9 @@ import "dsearch/shared/api"
 // it; but their text would wait on disk for as long as searchd is away.
 // So once the removal is stored, the batches waiting before it are
 // rewritten without them (spool.ForgetWaiting), and the batch itself
-// carries no message it deletes.
+// carries no message it deletes. An opt-out is no batch: it cleans the
+// waiting batches once searchd took it (forgetWaitingAuthors, from took,
+// the hook every removal passes).
 
 // spoolPut is the batcher's put: the spool's, then the cleaning.
 func (b *Bot) spoolPut(mb *api.MessageBatch) error {
@@ -52,4 +54,23 @@ func (r *removal) names() []api.ID {
 		out = append(out, id)
 	}
 	return out
+}
+
+// forgetWaitingAuthors takes an opt-out's members out of every batch
+// waiting in the spool: searchd forgot them, and would leave their
+// messages out when it takes those batches, but their text would wait on
+// disk until then. Only authors: a batch's other removals were cleaned
+// when it was spooled (spoolPut), and a batch posted straight to searchd
+// (a catch-up page) follows a delivered spool (spooledFirst).
+func (b *Bot) forgetWaitingAuthors(r *removal) {
+	if len(r.authors) == 0 || b.spool == nil { // --reconcile has no spool of its own
+		return
+	}
+	opt := &removal{authors: r.authors}
+	n, err := b.spool.ForgetWaiting(b.spool.Last()+1, opt.names(), opt.drops)
+	if err != nil {
+		b.log.Error("the waiting spool could not all be cleaned of an opted-out member's messages; searchd leaves them out when it is back", "err", err)
+	} else if n > 0 {
+		b.log.Info("an opted-out member's messages taken out of the waiting spool", "messages", n)
+	}
 }
