@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diamondburned/arikawa/v3/discord"
+
 	"dsearch/shared/api"
 )
 
@@ -77,4 +79,41 @@ func TestPublicAnswerWithdrawnAtStartForAnOptOutWhileTheBotWasStopped(t *testing
 	}
 	e.start()
 	e.withdrawn(token)
+}
+
+// An edit another process hands searchd (dsearch-bot --reconcile posts
+// the edits it finds straight to it, an import, a restore) takes quoted
+// text out as surely as the bot's own edit does (removal.changed): the
+// answer quoting the older version is withdrawn (POST /v1/gone's quoted
+// versions), even though the edit was made on Discord before the answer
+// (found later). An answer quoting a message already edited when it was
+// made stays (audit13b-gone).
+func TestPublicAnswerWithdrawnAfterAnEditByAnotherProcess(t *testing.T) {
+	e := setup(t, checkedOften)
+	e.backfilled(int64(len(history())))
+	ctx := context.Background()
+	boiler := historyMessage(t, boilerBroke)
+	boiler.Content, boiler.EditedTimestamp = boilerBroke+", again", discord.NewTimestamp(boiler.Timestamp.Time().Add(time.Hour))
+	if _, err := e.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{upsert(&boiler, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	kept := e.publicAnswer(general, "boiler broke", boilerBroke+", again")
+	token := e.publicAnswer(general, "lighthouse trip", "lighthouse trip on saturday")
+	before, _ := e.discord.ReplyTo(kept)
+	if strings.Contains(before.Embeds, "lighthouse") {
+		t.Fatalf("the answer meant to stay quotes the message the test edits: %s", before.Embeds)
+	}
+	m := historyMessage(t, "lighthouse trip on saturday?")
+	m.Content, m.EditedTimestamp = "never mind, plans changed", discord.NewTimestamp(m.Timestamp.Time().Add(time.Hour))
+	if _, err := e.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{upsert(&m, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.content(m.ID); got != m.Content {
+		t.Fatalf("searchd holds %q after the edit", got)
+	}
+	e.withdrawn(token)
+	time.Sleep(300 * time.Millisecond) // checks after the one that withdrew it
+	if after, _ := e.discord.ReplyTo(kept); after != before {
+		t.Errorf("an answer quoting a message as edited before it was made changed: %+v", after)
+	}
 }

@@ -44,6 +44,12 @@ type answer struct {
 	// Channels are the quoted messages' channels and, for a thread, its
 	// parent (deleting a channel deletes its threads).
 	Channels []api.ID `json:"channels,omitempty"`
+	// Versions are the edit times of the messages the answer showed, as
+	// it showed them (zero: not edited); a later edit, whoever handed
+	// searchd it, withdraws the answer (answercheck.go). A message not
+	// here (a jump link's alone, or an answer recorded before) counts as
+	// quoted at At.
+	Versions map[api.ID]time.Time `json:"versions,omitempty"`
 	// Withdrawn: edited into the withdrawal line (or gone); kept so that
 	// a More press landing after it is undone again.
 	Withdrawn bool `json:"withdrawn,omitempty"`
@@ -57,7 +63,8 @@ type answer struct {
 type quotes struct {
 	korean                     bool
 	messages, authors, channel []api.ID
-	asked                      time.Time // when searchd was asked for the page
+	versions                   map[api.ID]time.Time // answer.Versions
+	asked                      time.Time            // when searchd was asked for the page
 }
 
 type answers struct {
@@ -137,7 +144,7 @@ func (s *answers) record(reply, channel, guild api.ID, q *quotes) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := &answer{Reply: reply, Channel: channel, Guild: guild, At: time.Now().UTC(), Korean: q.korean,
-		Messages: q.messages, Authors: q.authors, Channels: q.channel}
+		Messages: q.messages, Authors: q.authors, Channels: q.channel, Versions: q.versions}
 	i := slices.IndexFunc(s.list, func(x *answer) bool { return x.Reply == reply })
 	if i >= 0 {
 		// A page edited in while the reply is withdrawn, or being
@@ -197,7 +204,7 @@ func (s *answers) withdrawn(reply api.ID) bool {
 // quotesOf is what a page of a public answer quotes: each result's
 // messages shown (the LLM summarizes those) and its jump link's.
 func (b *Bot) quotesOf(resp *api.QueryResponse, l lang) *quotes {
-	q := &quotes{korean: l == ko}
+	q := &quotes{korean: l == ko, versions: map[api.ID]time.Time{}}
 	add := func(list *[]api.ID, id api.ID) {
 		if id != 0 && !slices.Contains(*list, id) {
 			*list = append(*list, id)
@@ -217,6 +224,12 @@ func (b *Bot) quotesOf(resp *api.QueryResponse, l lang) *quotes {
 		}
 		for _, m := range r.Previews {
 			add(&q.messages, m.ID)
+			if _, ok := q.versions[m.ID]; !ok {
+				q.versions[m.ID] = time.Time{}
+				if m.EditedAt != nil {
+					q.versions[m.ID] = *m.EditedAt
+				}
+			}
 			add(&q.authors, m.AuthorID)
 			addChannel(m.ChannelID)
 		}

@@ -7,8 +7,9 @@ import (
 )
 
 // gone serves POST /v1/gone: which of the IDs the bot's public answers
-// quote searchd no longer holds (api.Gone). IDs in, IDs out; whatever
-// removed them (a batch, an opt-out, searchd forget, a reconciliation).
+// quote searchd no longer holds, or holds edited since quoted (api.Gone).
+// IDs and times in and out; whatever removed or edited them (a batch, an
+// opt-out, searchd forget, a reconciliation).
 func (s *Server) gone(w http.ResponseWriter, r *http.Request) error {
 	var in api.GoneRequest
 	if err := decode(r, &in); err != nil {
@@ -28,5 +29,20 @@ func (s *Server) gone(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.Gone{Messages: apiIDs(m), Authors: apiIDs(a), Channels: apiIDs(c)})
+	quoted, after := make([]int64, len(in.Quoted)), make([]int64, len(in.Quoted))
+	for i, v := range in.Quoted {
+		quoted[i] = int64(v.ID)
+		if !v.EditedAt.IsZero() {
+			after[i] = v.EditedAt.UnixMicro()
+		}
+	}
+	e, at, err := s.DB.EditedAfter(r.Context(), quoted, after)
+	if err != nil {
+		return err
+	}
+	edited := make([]api.Version, len(e))
+	for i := range e {
+		edited[i] = api.Version{ID: api.ID(e[i]), EditedAt: usTime(at[i])}
+	}
+	return writeJSON(w, http.StatusOK, api.Gone{Messages: apiIDs(m), Authors: apiIDs(a), Channels: apiIDs(c), Edited: edited})
 }

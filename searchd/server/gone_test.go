@@ -70,3 +70,48 @@ func TestGoneNamesWhatSearchdNoLongerHolds(t *testing.T) {
 		t.Errorf("%d IDs: status %d, want 400", api.MaxGoneIDs+1, code)
 	}
 }
+
+// POST /v1/gone names, of the quoted versions asked about, the messages
+// searchd holds edited later (whoever handed it the edit), with the
+// stored edit time; one quoted as it is stored, or deleted, is not named
+// there.
+func TestGoneNamesWhatWasEditedSinceQuoted(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	at := time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
+	msg := func(id api.ID, edited time.Time, text string) api.MessageUpsert {
+		m := api.MessageUpsert{ID: id, ChannelID: 81, GuildID: 1, Author: api.Author{ID: 51, Username: "u51"},
+			CreatedAt: at.Add(time.Duration(id) * time.Second), Content: text}
+		if !edited.IsZero() {
+			m.EditedAt = &edited
+		}
+		return m
+	}
+	e1, e2 := at.Add(time.Hour), at.Add(2*time.Hour)
+	if _, err := f.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{
+		msg(8101, time.Time{}, "as first written"), msg(8102, e1, "edited once"), msg(8103, time.Time{}, "never edited"), msg(8104, time.Time{}, "to delete")}}); err != nil {
+		t.Fatal(err)
+	}
+	// Edits another process hands searchd after the answers quoted them.
+	if _, err := f.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{
+		msg(8101, e1, "edited after the quote"), msg(8102, e2, "edited again")}, Deletes: []api.ID{8104}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.c.Gone(ctx, &api.GoneRequest{Messages: []api.ID{8101, 8102, 8103, 8104}, Quoted: []api.Version{
+		{ID: 8101},                // quoted unedited
+		{ID: 8102, EditedAt: e1},  // quoted after its first edit
+		{ID: 8103},                // still as quoted
+		{ID: 8104},                // deleted: gone, not edited
+		{ID: 8102, EditedAt: e2}}, // another answer quoted its last version
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.Version{{ID: 8101, EditedAt: e1}, {ID: 8102, EditedAt: e2}}
+	if !slices.EqualFunc(got.Edited, want, func(a, b api.Version) bool { return a.ID == b.ID && a.EditedAt.Equal(b.EditedAt) }) {
+		t.Errorf("edited since quoted: %v, want %v", got.Edited, want)
+	}
+	if !slices.Equal(got.Messages, []api.ID{8104}) {
+		t.Errorf("gone messages: %v, want [8104]", got.Messages)
+	}
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 )
 
 // Gone reports, of the IDs given, the messages not stored, the authors
@@ -46,4 +47,30 @@ func (db *DB) Gone(ctx context.Context, messages, authors, channels []int64) (go
 		return nil, nil, nil, err
 	}
 	return goneMsgs, goneAuthors, goneChans, nil
+}
+
+// EditedAfter reports, of the messages given with an edit time each (Unix
+// microseconds, 0: not edited), those stored with a later one, and that
+// stored time. A message no longer stored is Gone's to report.
+func (db *DB) EditedAfter(ctx context.Context, ids, after []int64) (edited, at []int64, err error) {
+	edited, at = []int64{}, []int64{}
+	if len(ids) == 0 {
+		return edited, at, nil
+	}
+	st, err := db.db.PrepareContext(ctx, `SELECT COALESCE(edited_at, 0) FROM messages WHERE id = ?`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	for i, id := range ids {
+		var t int64
+		switch err := st.QueryRowContext(ctx, id).Scan(&t); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, nil, err
+		case t > after[i]:
+			edited, at = append(edited, id), append(at, t)
+		}
+	}
+	return edited, at, nil
 }

@@ -1,12 +1,27 @@
 package api
 
+import "time"
+
 // GoneRequest asks searchd which of these IDs it no longer holds (POST
 // /v1/gone): the bot's check of what its public answers still quote.
-// IDs only, in and out: never text.
+// IDs and times only, in and out: never text.
 type GoneRequest struct {
 	Messages []ID `json:"messages,omitempty"`
 	Authors  []ID `json:"authors,omitempty"`
 	Channels []ID `json:"channels,omitempty"`
+	// Quoted asks which of these messages searchd holds edited later
+	// than the version an answer quotes: an edit another process handed
+	// searchd (dsearch-bot --reconcile, an import) may take quoted text
+	// out, as the bot's own does.
+	Quoted []Version `json:"quoted,omitempty"`
+}
+
+// Version is a message as an answer quoted it: its edit time then (zero:
+// not edited), or, where the answer did not show it, when the answer was
+// made.
+type Version struct {
+	ID       ID        `json:"id"`
+	EditedAt time.Time `json:"edited_at"`
 }
 
 // Gone is the answer: of the IDs asked about, the messages searchd does
@@ -18,11 +33,17 @@ type Gone struct {
 	Messages []ID `json:"messages"`
 	Authors  []ID `json:"authors"`
 	Channels []ID `json:"channels"`
+	// Edited are the quoted messages searchd holds edited later than
+	// asked, with their stored edit time (one answer may quote an older
+	// version than another).
+	Edited []Version `json:"edited"`
 }
 
-// MaxGoneIDs is the most IDs, all three lists together, one POST
+// MaxGoneIDs is the most IDs, all four lists together, one POST
 // /v1/gone may ask about.
 const MaxGoneIDs = 10000
 
 // IDs is the number of IDs the request asks about.
-func (r *GoneRequest) IDs() int { return len(r.Messages) + len(r.Authors) + len(r.Channels) }
+func (r *GoneRequest) IDs() int {
+	return len(r.Messages) + len(r.Authors) + len(r.Channels) + len(r.Quoted)
+}
