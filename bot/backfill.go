@@ -81,9 +81,17 @@ func (b *Bot) spooledFirst(ctx context.Context) {
 		return
 	}
 	b.log.Info("backfill: waiting until searchd has what the spool holds", "batches", b.spool.Len())
+	start, every := time.Now(), cmpOr(b.spoolStuckAfter, spoolStuckAfter)
+	warnAt := every
 	for !b.spool.Delivered(last) {
 		if b.spoolWait != nil {
 			b.spoolWait()
+		}
+		if waited := time.Since(start); waited >= warnAt {
+			oldest, _ := b.spool.Oldest()
+			b.log.Warn("backfill: a catch-up still waits for searchd to take the spool's batches; see the spool's warnings for why the oldest is not taken",
+				"waited", waited.Round(time.Second), "oldest_batch", oldest, "up_to_batch", last, "batches", b.spool.Len())
+			warnAt += every
 		}
 		select {
 		case <-ctx.Done():
@@ -92,6 +100,12 @@ func (b *Bot) spooledFirst(ctx context.Context) {
 		}
 	}
 }
+
+// spoolStuckAfter: a catch-up waiting this long for the spool says so,
+// and again each time as long again. Searchd refusing one batch for good
+// without saying it is bad (bad_batch) would stop the spool, and with it
+// every catch-up, for good; an operator should see which batch.
+const spoolStuckAfter = 10 * time.Minute
 
 // threadListings reports the thread listings Discord failed on and lists
 // the guild again after a pause that doubles each time, since nothing

@@ -133,8 +133,10 @@ type Bot struct {
 	deletionKick chan struct{}
 
 	// spoolWait, when set (tests), is called while a catch-up waits for
-	// the spool (spooledFirst).
-	spoolWait func()
+	// the spool (spooledFirst); spoolStuckAfter, when set (tests), stands
+	// for spoolStuckAfter.
+	spoolWait       func()
+	spoolStuckAfter time.Duration
 
 	// present carries the guilds each READY lists, for forgetLeftGuilds
 	// (the newest list wins).

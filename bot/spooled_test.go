@@ -74,3 +74,42 @@ func TestSpooledMessageDeletedMeanwhileStaysDeleted(t *testing.T) {
 		t.Error("a message deleted on Discord is stored and served: the spool stored it after the catch-up reconciled its page")
 	}
 }
+
+// A catch-up that has waited long for the spool (searchd not taking its
+// oldest batch, say one it refuses for good without calling it bad)
+// tells the operator which batch it waits on, with no text, so a stuck
+// spool that holds back every catch-up is seen.
+func TestCatchUpWaitingLongOnTheSpoolSaysWhichBatch(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
+	before := done()
+	held := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "zq-7731 searchd does not take")
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := New(ctx, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(held.ID), release: release}
+	b.spoolStuckAfter = 300 * time.Millisecond
+	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
+	go func() { e.done <- b.Run(ctx) }()
+	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+
+	e.discord.Post(held)
+	waitFor(t, "the message spooled", func() bool { return len(e.spoolHolding("zq-7731")) > 0 })
+	seq := strings.TrimLeft(strings.TrimSuffix(e.spoolHolding("zq-7731")[0], ".json"), "0")
+	b.Backfill()
+	waitFor(t, "the catch-up's warning naming the batch", func() bool {
+		return strings.Contains(e.log.String(), "a catch-up still waits for searchd") && strings.Contains(e.log.String(), "oldest_batch="+seq+" ")
+	})
+	if strings.Contains(e.log.String(), "zq-7731") {
+		t.Error("the log holds the waiting message's text")
+	}
+	close(release)
+	waitFor(t, "the catch-up done", func() bool { return done() > before+1 })
+}

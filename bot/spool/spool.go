@@ -450,6 +450,10 @@ func (s *Spool) remove(seq uint64, op func() error) {
 	}
 }
 
+// Oldest is the sequence number of the oldest batch waiting (false:
+// none), the one Run is delivering.
+func (s *Spool) Oldest() (uint64, bool) { return s.oldest() }
+
 func (s *Spool) oldest() (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
