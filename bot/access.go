@@ -85,6 +85,44 @@ func (b *Bot) recheckAccessAs(g discord.GuildID, me *discord.Member) {
 		b.log.Info("the bot may read channels again; catching up the server", "guild", g, "channels", len(regained))
 		b.queueBackfill(g)
 	}
+	b.recheckAnswers(g)
+}
+
+// recheckAnswers withdraws the public answers of guild g that show a
+// channel no longer shown where they were posted. An answer showed what
+// everyone reading its channel could read then (publicFilter); once a
+// quoted channel narrows (its overwrites, a role, an age restriction), it
+// would go on showing those messages to readers who may no longer read
+// them. Every change of access comes here (recheckAccess).
+func (b *Bot) recheckAnswers(g discord.GuildID) {
+	if b.answers == nil {
+		return
+	}
+	guild, roles, chans, err := b.guildState(g)
+	if err != nil {
+		return
+	}
+	b.answers.withdrawIf(api.ID(g), func(a *answer) bool {
+		here, err := b.state.Channel(discord.ChannelID(a.Channel))
+		if err != nil || here.Type == discord.GuildPrivateThread {
+			return false // gone (its deletion withdraws), or shown to its members alone
+		}
+		scope := here.ID
+		if isThread(here.Type) {
+			scope = here.ParentID
+		}
+		restricted := b.ageRestricted(here.ID)
+		for _, id := range a.Channels {
+			c, err := b.state.Channel(discord.ChannelID(id))
+			if err != nil || isThread(c.Type) {
+				continue // gone, or a thread: judged by its parent, quoted too
+			}
+			if !mayShowIn(guild, roles, chans, scope, c.ID) || c.NSFW && !restricted {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // errPageDisagrees: a page lacks a message Discord still has.

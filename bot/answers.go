@@ -192,6 +192,25 @@ func (s *answers) remove(r *removal) {
 	}
 }
 
+// withdrawIf marks for withdrawal every answer in guild g, not withdrawn
+// yet, that stale says may no longer show what it quotes.
+func (s *answers) withdrawIf(g api.ID, stale func(*answer) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, a := range s.list {
+		if a.Guild == g && !a.Withdrawn && !a.Pending && stale(a) {
+			a.Pending = true
+			n++
+		}
+	}
+	if n > 0 {
+		s.log.Info("public answers quote channels no longer shown where they were posted; withdrawing them", "guild", g, "answers", n)
+		s.saveLogged()
+		s.wake()
+	}
+}
+
 // withdrawn reports whether the reply was withdrawn (a More press on it
 // shows no page).
 func (s *answers) withdrawn(reply api.ID) bool {

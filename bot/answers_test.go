@@ -301,3 +301,44 @@ func TestPublicAnswerRecordsTheAuthorsItsHeadersName(t *testing.T) {
 		t.Errorf("the header's author is not recorded: %v", q.authors)
 	}
 }
+
+// A public answer showed what everyone reading its channel could read
+// then. Once a channel it quotes is closed to some of them, or becomes
+// age-restricted, it is withdrawn; an answer quoting only channels still
+// shown there stays.
+func TestPublicAnswerWithdrawnWhenAQuotedChannelNarrows(t *testing.T) {
+	const lounge = 2050
+	m := message(lounge, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
+	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
+	for _, tc := range []struct {
+		name   string
+		narrow func(discord.Channel) discord.Channel
+	}{
+		{"closed to everyone", func(ch discord.Channel) discord.Channel {
+			ch.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
+			return ch
+		}},
+		{"age-restricted", func(ch discord.Channel) discord.Channel { ch.NSFW = true; return ch }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, func(d *discordtest.Discord) {
+				d.AddChannels(open)
+				d.AddHistory(m)
+			})
+			e.backfilled(int64(len(history()) + 1))
+			token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
+			pickGeneral := map[string]any{"name": "channel", "type": 7, "value": fmt.Sprint(general)}
+			if _, edit, _ := e.interactionIn(general, alice, 2, query("boiler broke", public(true), pickGeneral)); !strings.Contains(embedText(edit), boilerBroke) {
+				t.Fatalf("the answer picking #general does not show it: %s", embedText(edit))
+			}
+			e.mu.Lock()
+			stays := fmt.Sprintf("token-%d", e.seq)
+			e.mu.Unlock()
+			e.discord.UpdateChannel(tc.narrow(open))
+			e.withdrawn(token)
+			if r, _ := e.discord.ReplyTo(stays); r.Deleted || !strings.Contains(r.Embeds, boilerBroke) {
+				t.Errorf("the answer quoting only #general was withdrawn: %+v", r)
+			}
+		})
+	}
+}

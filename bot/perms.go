@@ -150,6 +150,24 @@ func (b *Bot) channelFilter(guildID discord.GuildID, member *discord.Member, her
 // of the channel it is posted in cannot read.
 var errNotShared error = &userError{id: "notShared"}
 
+// mayShowIn reports whether a public answer in a channel of scope (here,
+// or a public thread's parent) may show channel id's messages to all who
+// see it, whoever asked: who may view scope sees the answer posted, so
+// only if they may all read its history may it show scope's past, and
+// only a channel everyone reads may it show of the rest. (publicFilter
+// also needs the asker to read id; shownIn keeps age-restricted channels
+// out of the others.)
+func mayShowIn(g *discord.Guild, roles []discord.Role, chans []discord.Channel, scope, id discord.ChannelID) bool {
+	i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == id })
+	if i < 0 {
+		return false
+	}
+	if id == scope {
+		return viewersReadHistory(g, &chans[i], roles)
+	}
+	return everyoneReads(g, &chans[i], roles)
+}
+
 // publicFilter is the channel list of an answer posted in here for all
 // its readers to see: the channels the asker may read that every reader
 // of here may read too. That is here itself (for a thread: a public
@@ -188,16 +206,7 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 		}
 	}
 	for _, id := range readable {
-		if discord.ChannelID(id) == scope {
-			// Who may view here sees the answer posted; only if they
-			// may all read its history may it show here's past.
-			if i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == scope }); i >= 0 && viewersReadHistory(g, &chans[i], roles) {
-				shared = append(shared, id)
-			}
-			continue
-		}
-		i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == discord.ChannelID(id) })
-		if i >= 0 && everyoneReads(g, &chans[i], roles) {
+		if mayShowIn(g, roles, chans, scope, discord.ChannelID(id)) {
 			shared = append(shared, id)
 		}
 	}
