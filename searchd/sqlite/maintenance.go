@@ -126,9 +126,11 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 		return 0, err
 	}
 	if len(ids) >= bulkForget {
-		if err := db.write(ctx, func(tx *sql.Tx) error { return unmergeKeywords(ctx, tx) }); err != nil {
+		end, err := db.startBulkForget(ctx)
+		if err != nil {
 			return 0, err
 		}
+		defer end()
 	}
 	deleted := 0
 	for len(ids) > 0 {

@@ -47,6 +47,9 @@ type purged struct {
 	// what such a write took out.
 	soon  chan struct{}
 	dirty atomic.Bool
+	// bulk counts the bulk forgets running in this process
+	// (startBulkForget), which write the keyword index anew at their end.
+	bulk atomic.Int32
 }
 
 // purgeSoon is how long PurgeEvery lets a burst of deletions land before
@@ -72,6 +75,17 @@ func (p *purged) textTakenOut() {
 // end; a forget cut short is finished at the next open or purge
 // (keywords_unmerged).
 const bulkForget = 5000
+
+// startBulkForget turns secure-delete off for a bulk forget, until the
+// forget's mergeKeywords, and counts it running until end is called.
+func (db *DB) startBulkForget(ctx context.Context) (end func(), err error) {
+	db.purged.bulk.Add(1)
+	if err := db.write(ctx, func(tx *sql.Tx) error { return unmergeKeywords(ctx, tx) }); err != nil {
+		db.purged.bulk.Add(-1)
+		return nil, err
+	}
+	return func() { db.purged.bulk.Add(-1) }, nil
+}
 
 // unmergeKeywords turns secure-delete off until mergeKeywords.
 func unmergeKeywords(ctx context.Context, tx *sql.Tx) error {
