@@ -148,13 +148,16 @@ func rewriteKeywords(ctx context.Context, q execer) error {
 
 // PurgeDeleted takes out of the files what deleted and edited messages
 // left (above): it empties the WAL when a message was deleted or edited
-// since it last did (or names were forgotten: textTakenOut), or now, and writes the keyword index anew when one
-// was since it last did and now, or keywordsRewriteEvery after this
-// process last did. What a member or the operator forgets by name (an
-// opt-out, searchd forget) and a restore purge now; searchd serve's
+// since it last did (or names were forgotten: textTakenOut), or now, and
+// writes the keyword index anew when one was since it last did and now,
+// or keywordsRewriteEvery after this process last did, or a bulk forget
+// was cut short; never under a bulk forget running in this process,
+// which does at its end. What a member or the operator forgets by name
+// (an opt-out, searchd forget) and a restore purge now; searchd serve's
 // PurgeEvery runs it after every deletion or edit.
 func (db *DB) PurgeDeleted(ctx context.Context, now bool) (bool, error) {
-	if err := db.mergeKeywords(ctx); err != nil {
+	unmerged, err := db.Meta(ctx, "keywords_unmerged") // a bulk forget cut short, or running
+	if err != nil {
 		return false, err
 	}
 	last, rewritten, err := textSeqs(ctx, db.db)
@@ -163,12 +166,26 @@ func (db *DB) PurgeDeleted(ctx context.Context, now bool) (bool, error) {
 	}
 	db.purged.mu.Lock()
 	defer db.purged.mu.Unlock()
-	if last > rewritten && (now || time.Since(db.purged.rewroteAt) >= keywordsRewriteEvery) {
-		if err := db.write(ctx, func(tx *sql.Tx) error { return rewriteKeywords(ctx, tx) }); err != nil {
+	rewrote := false
+	if unmerged != "" || last > rewritten && (now || time.Since(db.purged.rewroteAt) >= keywordsRewriteEvery) {
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			// A bulk forget running here writes the index anew at its
+			// end; rewriteKeywords would turn secure-delete back on under
+			// it. Asked under the write lock: one starting counts first.
+			if db.purged.bulk.Load() > 0 {
+				return nil
+			}
+			rewrote = true
+			return rewriteKeywords(ctx, tx)
+		})
+		if err != nil {
 			return false, err
 		}
-		db.purged.rewroteAt = time.Now()
-	} else if last == db.purged.seq && !now && !db.purged.dirty.Load() {
+		if rewrote {
+			db.purged.rewroteAt = time.Now()
+		}
+	}
+	if !rewrote && last == db.purged.seq && !now && !db.purged.dirty.Load() {
 		return false, nil
 	}
 	db.purged.dirty.Store(false) // before the checkpoint: a write after it sets it again
