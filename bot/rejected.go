@@ -11,7 +11,10 @@ import (
 // removal, it is taken out of those files too (Bot.took).
 
 // drops reports whether m, in a batch that places its channel as a
-// thread of parent (0: not a thread there), was removed.
+// thread of parent (0: not a thread there), was removed. A partial
+// update that does not name its author is not told apart from another
+// member's at an opt-out, and stays: searchd skips it (its message is
+// tombstoned).
 func (r *removal) drops(m api.MessageUpsert, parent api.ID) bool {
 	if r.messages[m.ID] || r.channels[m.ChannelID] || r.channels[parent] || r.guilds[m.GuildID] || r.authors[m.Author.ID] {
 		return true

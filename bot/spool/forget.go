@@ -169,26 +169,3 @@ func (s *Spool) ForgetWaiting(seq uint64, names []api.ID, gone func(m api.Messag
 
 // isThread reports whether a channel kind (bot.channelKind) names a thread.
 func isThread(kind string) bool { return strings.HasSuffix(kind, "Thread") }
-
-// ForgetAuthor takes a member's messages out of the batches kept in dir's
-// rejected/ (the bot calls it when the member opts out).
-//
-// A partial update that does not name its author cannot be told apart
-// and stays; searchd skips it at a replay (its message is tombstoned).
-func ForgetAuthor(dir string, author api.ID) (int, error) {
-	return Forget(dir, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == author })
-}
-
-// ForgetAuthor is ForgetAuthor on the spool's own directory, and on the
-// batches waiting there too (searchd has already forgotten the member).
-func (s *Spool) ForgetAuthor(author api.ID) (int, error) {
-	n, err := ForgetAuthor(s.dir, author)
-	if err != nil {
-		return n, err
-	}
-	s.mu.Lock()
-	next := s.next
-	s.mu.Unlock()
-	w, err := s.ForgetWaiting(next, []api.ID{author}, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == author })
-	return n + w, err
-}

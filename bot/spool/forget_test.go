@@ -41,7 +41,7 @@ func TestForgetAuthorInRejected(t *testing.T) {
 		Messages: []api.MessageUpsert{upsert(4, other, "more words")}})
 	before, _ := os.ReadFile(untouched)
 
-	n, err := ForgetAuthor(dir, member)
+	n, err := Forget(dir, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == member })
 	if err != nil || n != 2 {
 		t.Fatalf("forgot %d, %v; want 2", n, err)
 	}
@@ -70,7 +70,8 @@ func TestForgetAuthorInRejected(t *testing.T) {
 // The batches waiting before a removal lose the messages it removes: a
 // batch left with nothing stays, empty, and Run drops it without sending
 // it; the removal's own batch and those after it are not touched; the
-// spool's size follows. Spool.ForgetAuthor cleans the waiting batches too.
+// spool's size follows. An opt-out's cleaning (every batch waiting,
+// bot.forgetWaitingAuthors) reads only the batches naming the member.
 func TestForgetWaiting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
 	s := openSpool(t, dir)
@@ -100,7 +101,7 @@ func TestForgetWaiting(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("forgot %d, %v; want 1", n, err)
 	}
-	if n, err := s.ForgetAuthor(602); err != nil || n != 1 {
+	if n, err := s.ForgetWaiting(s.Last()+1, []api.ID{602}, func(m api.MessageUpsert, _ api.ID) bool { return m.Author.ID == 602 }); err != nil || n != 1 {
 		t.Fatalf("opt-out forgot %d, %v; want 1", n, err)
 	}
 	var all string
