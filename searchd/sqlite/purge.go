@@ -20,10 +20,10 @@ import (
 //   - the index's page keys (messages_fts_idx) hold a prefix of the first
 //     word of each of its 4 kB pages, as it was when the page was
 //     written: secure-delete leaves them. Only writing the index anew
-//     takes them out (rewriteKeywords: 2.2 s at 650,000 messages, 26 s at
-//     6.5 M), so it is done at once for an opt-out, a forget or a
-//     restore, and under serve within keywordsRewriteEvery of a deletion
-//     or an edit.
+//     takes them out (rewriteKeywords: about 1 s at 650,000 messages,
+//     24 s at 6.5 M: docs/design.md), so it is done at once for an
+//     opt-out, a forget or a restore, and under serve within
+//     keywordsRewriteEvery of a deletion or an edit.
 
 // keywordsRewriteEvery bounds how long a deleted word may stay as one of
 // the keyword index's page keys under serve (about one word in a few
