@@ -1,7 +1,6 @@
 package spool
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,7 +71,7 @@ func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int
 // searchd never stored. A batch left with nothing is removed, or with
 // keepEmpty written empty. With names, a batch naming none of them is not
 // decoded (nor its threads learnt).
-func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map[api.ID]api.ID, keepEmpty bool, names [][]byte) (int, bool, int64, error) {
+func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map[api.ID]api.ID, keepEmpty bool, names idNames) (int, bool, int64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, 0, nil // replayed meanwhile (--replay-rejected)
@@ -80,7 +79,7 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map
 	if err != nil {
 		return 0, false, 0, err
 	}
-	if names != nil && !slices.ContainsFunc(names, func(n []byte) bool { return bytes.Contains(data, n) }) {
+	if names != nil && !namesAny(data, names) {
 		return 0, false, int64(len(data)), nil
 	}
 	var b api.MessageBatch
@@ -121,6 +120,35 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map
 	return removed, true, int64(len(data)), nil
 }
 
+// idNames are IDs as JSON writes them, without their quotes.
+type idNames map[string]struct{}
+
+// namesAny reports whether a batch's JSON holds one of names as a quoted
+// string, in one pass over it: each run of digits between quotes is
+// looked up (an ID inside a message's text may match too; the batch is
+// then decoded for nothing). One bytes.Contains per name made a bulk
+// deletion over a full spool cost IDs × its size.
+func namesAny(data []byte, names idNames) bool {
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+			j++
+		}
+		if j == len(data) || data[j] != '"' {
+			i = j - 1 // not an ID: go on from where the digits stopped
+			continue
+		}
+		if _, ok := names[string(data[i+1:j])]; ok && j > i+1 {
+			return true
+		}
+		i = j // past its closing quote
+	}
+	return false
+}
+
 // ForgetWaiting takes out of the batches waiting before batch seq (PutSeq)
 // the messages gone reports, as Forget does in rejected/: seq removes
 // them (a deletion, a forgotten channel or server, a full edit), so the
@@ -136,9 +164,9 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map
 // forgotten channel's unless the batch is read for another reason: the
 // caller names the threads it knows.
 func (s *Spool) ForgetWaiting(seq uint64, names []api.ID, gone func(m api.MessageUpsert, parent api.ID) bool) (int, error) {
-	quoted := make([][]byte, len(names)) // as JSON writes an ID
-	for i, id := range names {
-		quoted[i] = []byte(`"` + id.String() + `"`)
+	quoted := make(idNames, len(names))
+	for _, id := range names {
+		quoted[id.String()] = struct{}{}
 	}
 	s.mu.Lock() // Run removes a delivered batch under it
 	defer s.mu.Unlock()
