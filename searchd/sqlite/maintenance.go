@@ -66,7 +66,7 @@ func purgeCopy(ctx context.Context, path string) error {
 		return err
 	}
 	defer copy.Close()
-	last, rewritten, err := textSeqs(ctx, copy)
+	last, rewritten, err := unindexedCounts(ctx, copy)
 	if err != nil {
 		return err
 	}

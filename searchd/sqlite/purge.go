@@ -35,11 +35,11 @@ const keywordsRewriteEvery = time.Hour
 var errWALInUse = errors.New("the WAL is in use by a reader")
 
 // purged is where this process's purges stand: the count of messages
-// unindexed (textSeqs) when the WAL was last emptied, and when the
+// unindexed (unindexedCounts) when the WAL was last emptied, and when the
 // keyword index was last written anew.
 type purged struct {
 	mu        sync.Mutex
-	seq       int64
+	unindexed int64
 	rewroteAt time.Time
 	// soon: a write deleted or edited a message, or forgot a channel's,
 	// a server's or a member's names (textTakenOut); PurgeEvery purges a
@@ -110,10 +110,10 @@ type execer interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
-// textSeqs are the count of messages whose words left the keyword index
+// unindexedCounts are the count of messages whose words left the keyword index
 // (deleted or edited: logUnindexed), and that count when the index was
 // last written anew.
-func textSeqs(ctx context.Context, q execer) (last, rewritten int64, err error) {
+func unindexedCounts(ctx context.Context, q execer) (last, rewritten int64, err error) {
 	err = q.QueryRowContext(ctx, `SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'text_removed'), 0),
 		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'keywords_rewritten'), 0)`).Scan(&last, &rewritten)
 	return last, rewritten, err
@@ -125,7 +125,7 @@ func textSeqs(ctx context.Context, q execer) (last, rewritten int64, err error) 
 // segment as it is, so a row is added first, outside the messages'
 // rowids, and taken out after.
 func rewriteKeywords(ctx context.Context, q execer) error {
-	last, _, err := textSeqs(ctx, q)
+	last, _, err := unindexedCounts(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (db *DB) PurgeDeleted(ctx context.Context, now bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	last, rewritten, err := textSeqs(ctx, db.db)
+	last, rewritten, err := unindexedCounts(ctx, db.db)
 	if err != nil {
 		return false, err
 	}
@@ -185,7 +185,7 @@ func (db *DB) PurgeDeleted(ctx context.Context, now bool) (bool, error) {
 			db.purged.rewroteAt = time.Now()
 		}
 	}
-	if !rewrote && last == db.purged.seq && !now && !db.purged.dirty.Load() {
+	if !rewrote && last == db.purged.unindexed && !now && !db.purged.dirty.Load() {
 		return false, nil
 	}
 	db.purged.dirty.Store(false) // before the checkpoint: a write after it sets it again
@@ -197,7 +197,7 @@ func (db *DB) PurgeDeleted(ctx context.Context, now bool) (bool, error) {
 		db.purged.dirty.Store(true)
 		return false, errWALInUse
 	}
-	db.purged.seq = last
+	db.purged.unindexed = last
 	return true, nil
 }
 
