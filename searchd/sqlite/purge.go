@@ -110,7 +110,7 @@ type execer interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
-// unindexedCounts are the count of messages whose words left the keyword index
+// unindexedCounts returns how many messages' words have left the keyword index
 // (deleted or edited: logUnindexed), and that count when the index was
 // last written anew.
 func unindexedCounts(ctx context.Context, q execer) (last, rewritten int64, err error) {
