@@ -342,3 +342,39 @@ func TestPublicAnswerWithdrawnWhenAQuotedChannelNarrows(t *testing.T) {
 		})
 	}
 }
+
+// A public answer posted in a private thread showed what every reader of
+// its parent could read (its members must view the parent): once a quoted
+// channel narrows, its members who may no longer read it go on seeing it
+// unless the answer is withdrawn as one in a public thread would be.
+func TestPublicAnswerInAPrivateThreadWithdrawnWhenAQuotedChannelNarrows(t *testing.T) {
+	const lounge, party = 2050, discord.ChannelID(2100)
+	m := message(lounge, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
+	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
+	for _, tc := range []struct {
+		name   string
+		narrow func(discord.Channel) discord.Channel
+	}{
+		{"closed to everyone", func(ch discord.Channel) discord.Channel {
+			ch.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
+			return ch
+		}},
+		{"age-restricted", func(ch discord.Channel) discord.Channel { ch.NSFW = true; return ch }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, func(d *discordtest.Discord) {
+				d.AddChannels(open)
+				d.AddHistory(m)
+			})
+			e.backfilled(int64(len(history()) + 1))
+			e.discord.CreateChannel(discord.Channel{ID: party, Type: discord.GuildPrivateThread, Name: "party", ParentID: general})
+			waitFor(t, "the bot's state to see the private thread", func() bool {
+				_, err := e.bot.state.Channel(party)
+				return err == nil
+			})
+			token := e.publicAnswer(party, "lighthouse keeper retires", "lighthouse keeper")
+			e.discord.UpdateChannel(tc.narrow(open))
+			e.withdrawn(token)
+		})
+	}
+}
