@@ -104,9 +104,11 @@ func (b *Bot) recheckAnswers(g discord.GuildID) {
 	}
 	b.answers.withdrawIf(api.ID(g), func(a *answer) bool {
 		here, err := b.state.Channel(discord.ChannelID(a.Channel))
-		if err != nil || here.Type == discord.GuildPrivateThread {
-			return false // gone (its deletion withdraws), or shown to its members alone
+		if err != nil {
+			return false // gone: its deletion withdraws
 		}
+		// A thread's readers read its parent, a private thread's members
+		// too: its answer quoted, besides the thread, what everyone reads.
 		scope := here.ID
 		if isThread(here.Type) {
 			scope = here.ParentID

@@ -372,9 +372,16 @@ func TestPublicAnswerInAPrivateThreadWithdrawnWhenAQuotedChannelNarrows(t *testi
 				_, err := e.bot.state.Channel(party)
 				return err == nil
 			})
+			own := message(party, user(alice, "alice"), t0.Add(200*24*time.Hour), "the surprise party for carol is on friday")
+			e.discord.Post(own)
+			e.waitStored("the private thread's message", own)
 			token := e.publicAnswer(party, "lighthouse keeper retires", "lighthouse keeper")
+			stays := e.publicAnswer(party, "surprise party carol", "on friday")
 			e.discord.UpdateChannel(tc.narrow(open))
 			e.withdrawn(token)
+			if r, _ := e.discord.ReplyTo(stays); r.Deleted || !strings.Contains(r.Embeds, "on friday") {
+				t.Errorf("the answer quoting only the private thread was withdrawn: %+v", r)
+			}
 		})
 	}
 }
