@@ -385,3 +385,23 @@ func TestPublicAnswerInAPrivateThreadWithdrawnWhenAQuotedChannelNarrows(t *testi
 		})
 	}
 }
+
+// An answer quoting an archived thread (not in the gateway's state:
+// GUILD_CREATE lists active threads only) is withdrawn when the thread's
+// parent narrows, as one quoting the parent's own messages is.
+func TestPublicAnswerQuotingAnArchivedThreadWithdrawnWhenItsParentNarrows(t *testing.T) {
+	const lounge, old = 2050, 2051
+	m := message(old, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
+	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(open)
+		d.AddArchived(discord.Channel{ID: old, Type: discord.GuildPublicThread, ParentID: lounge, Name: "keepers",
+			ThreadMetadata: &discord.ThreadMetadata{Archived: true, ArchiveTimestamp: discord.NewTimestamp(t0.Add(61 * 24 * time.Hour))}})
+		d.AddHistory(m)
+	})
+	e.backfilled(int64(len(history()) + 1))
+	token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
+	open.NSFW = true
+	e.discord.UpdateChannel(open)
+	e.withdrawn(token)
+}
