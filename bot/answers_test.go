@@ -400,6 +400,13 @@ func TestPublicAnswerQuotingAnArchivedThreadWithdrawnWhenItsParentNarrows(t *tes
 		d.AddHistory(m)
 	})
 	e.backfilled(int64(len(history()) + 1))
+	// The catch-up may have asked Discord for the thread (the state keeps
+	// what it fetched); after a restart whose catch-up found nothing new
+	// in it, the state has never held it.
+	th := discord.Channel{ID: old, GuildID: guildID, Type: discord.GuildPublicThread, ParentID: lounge}
+	if err := e.bot.state.Cabinet.ChannelRemove(&th); err != nil {
+		t.Fatal(err)
+	}
 	token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
 	open.NSFW = true
 	e.discord.UpdateChannel(open)
