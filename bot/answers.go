@@ -229,15 +229,19 @@ func (b *Bot) quotesOf(resp *api.QueryResponse, l lang) *quotes {
 			*list = append(*list, id)
 		}
 	}
-	addChannel := func(id api.ID) {
+	// An archived thread is not in the state: searchd names its parent.
+	addChannel := func(id api.ID, r *api.SearchResult) {
 		add(&q.channel, id)
 		if c, err := b.state.Cabinet.Channel(discord.ChannelID(id)); err == nil && isThread(c.Type) {
 			add(&q.channel, api.ID(c.ParentID))
+		} else if id == r.ChannelID {
+			add(&q.channel, r.ParentID)
 		}
 	}
-	for _, r := range resp.Results {
+	for i := range resp.Results {
+		r := &resp.Results[i]
 		add(&q.messages, r.MessageID)
-		addChannel(r.ChannelID)
+		addChannel(r.ChannelID, r)
 		for _, a := range r.AuthorIDs { // named in its header
 			add(&q.authors, a)
 		}
@@ -250,7 +254,7 @@ func (b *Bot) quotesOf(resp *api.QueryResponse, l lang) *quotes {
 				}
 			}
 			add(&q.authors, m.AuthorID)
-			addChannel(m.ChannelID)
+			addChannel(m.ChannelID, r)
 		}
 	}
 	return q

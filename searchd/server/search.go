@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"dsearch/searchd"
 	"dsearch/searchd/answer"
 	"dsearch/searchd/search"
 	"dsearch/shared/api"
@@ -96,7 +97,8 @@ func (s *Server) channels(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// nameChannels fills in each result's channel name.
+// nameChannels fills in each result's channel name, and a thread's
+// parent.
 func (s *Server) nameChannels(ctx context.Context, results []api.SearchResult) error {
 	if len(results) == 0 {
 		return nil
@@ -106,11 +108,16 @@ func (s *Server) nameChannels(ctx context.Context, results []api.SearchResult) e
 		return err
 	}
 	names := make(map[api.ID]string, len(cs))
+	parents := map[api.ID]api.ID{}
 	for _, c := range cs {
 		names[api.ID(c.ID)] = c.Name
+		if searchd.IsThread(c.Kind) {
+			parents[api.ID(c.ID)] = api.ID(c.ParentID)
+		}
 	}
 	for i := range results {
 		results[i].ChannelName = names[results[i].ChannelID]
+		results[i].ParentID = parents[results[i].ChannelID]
 	}
 	return nil
 }

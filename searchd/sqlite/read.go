@@ -270,13 +270,14 @@ func (db *DB) EachSegmentMembers(ctx context.Context, fn func(seg int64, msgs []
 type ChannelName struct {
 	ID, GuildID int64
 	Name, Kind  string
+	ParentID    int64 // a thread's channel (a channel's is its category)
 }
 
 // Channels lists the named channels and threads that hold messages, by
 // name: what a user may type for --channel, and how a result's channel is
 // shown.
 func (db *DB) Channels(ctx context.Context) ([]ChannelName, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT c.id, COALESCE(c.guild_id, 0), c.name, c.kind FROM channels c
+	rows, err := db.db.QueryContext(ctx, `SELECT c.id, COALESCE(c.guild_id, 0), c.name, c.kind, COALESCE(c.parent_id, 0) FROM channels c
 		WHERE c.name != '' AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id)
 		ORDER BY c.name, c.id`)
 	if err != nil {
@@ -286,7 +287,7 @@ func (db *DB) Channels(ctx context.Context) ([]ChannelName, error) {
 	var out []ChannelName
 	for rows.Next() {
 		var c ChannelName
-		if err := rows.Scan(&c.ID, &c.GuildID, &c.Name, &c.Kind); err != nil {
+		if err := rows.Scan(&c.ID, &c.GuildID, &c.Name, &c.Kind, &c.ParentID); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

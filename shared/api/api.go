@@ -359,10 +359,14 @@ type SearchResponse struct {
 
 // SearchResult is a conversation segment (or, in lexical mode, a message).
 type SearchResult struct {
-	SegmentID    int64     `json:"segment_id,omitempty"`
-	MessageID    ID        `json:"message_id"`
-	ChannelID    ID        `json:"channel_id"`
-	ChannelName  string    `json:"channel_name,omitempty"`
+	SegmentID   int64  `json:"segment_id,omitempty"`
+	MessageID   ID     `json:"message_id"`
+	ChannelID   ID     `json:"channel_id"`
+	ChannelName string `json:"channel_name,omitempty"`
+	// ParentID is a thread's channel: the bot's record of a public
+	// answer judges a quoted thread by it, and an archived one is not in
+	// the gateway's state.
+	ParentID     ID        `json:"parent_id,omitempty"`
 	StartAt      time.Time `json:"start_at"`
 	MessageCount int       `json:"message_count"`
 	Authors      []string  `json:"authors"`
