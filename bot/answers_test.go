@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -410,5 +411,55 @@ func TestPublicAnswerQuotingAnArchivedThreadWithdrawnWhenItsParentNarrows(t *tes
 	token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
 	open.NSFW = true
 	e.discord.UpdateChannel(open)
+	e.withdrawn(token)
+}
+
+// narrowDuringQuery is searchd answering a query only after during ran:
+// a channel narrows while a public answer is being written.
+type narrowDuringQuery struct {
+	Searchd
+	once   *sync.Once
+	during func()
+}
+
+func (n narrowDuringQuery) Query(ctx context.Context, req *api.QueryRequest) (*api.QueryResponse, error) {
+	n.once.Do(n.during)
+	return n.Searchd.Query(ctx, req)
+}
+
+// A channel that narrows while a public answer quoting it is being
+// written (searchd and the LLM take seconds) withdraws it once posted:
+// the access check ran before the answer was recorded, and no later
+// change of access may come.
+func TestPublicAnswerWrittenWhileAQuotedChannelNarrowsIsWithdrawn(t *testing.T) {
+	const lounge = 2050
+	m := message(lounge, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
+	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(open)
+		d.AddHistory(m)
+	})
+	e.backfilled(int64(len(history()) + 1))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
+	before := done()
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := New(ctx, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.searchd = narrowDuringQuery{Searchd: b.searchd, once: &sync.Once{}, during: func() {
+		narrowed := open
+		narrowed.NSFW = true
+		e.discord.UpdateChannel(narrowed)
+		waitFor(t, "the bot's state to see #lounge age-restricted", func() bool { return b.ageRestricted(lounge) })
+		time.Sleep(200 * time.Millisecond) // the access check's handler done
+	}}
+	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
+	go func() { e.done <- b.Run(ctx) }()
+	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+	token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
 	e.withdrawn(token)
 }
