@@ -201,6 +201,10 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 			ch = e.ChannelID
 		}
 		b.answers.record(api.ID(msg.ID), api.ID(ch), api.ID(e.GuildID), r.quotes)
+		// A channel may have narrowed while the page was written (searchd
+		// and the LLM take seconds), its access check run before this
+		// record.
+		b.recheckAnswers(e.GuildID)
 	}
 }
 
