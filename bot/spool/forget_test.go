@@ -164,3 +164,37 @@ func TestNamesAnyFindsQuotedIDs(t *testing.T) {
 		}
 	}
 }
+
+// A crash while Forget or ForgetWaiting rewrote a batch leaves its
+// temporary copy (".NAME.forget"), which holds the batch's other
+// messages' text: nothing read it, cleaned it or took it out, so a message
+// in it deleted or opted out later stayed on disk for good. Open removes
+// such copies, waiting and in rejected/; the batch itself is still there
+// (the rename is what the crash lost).
+func TestForgetCopyLeftByACrashIsRemovedAtOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	if err := s.Put(batch(1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	copies := []string{
+		filepath.Join(dir, "."+fmt.Sprintf("%020d.json", 1)+".forget"),
+		filepath.Join(dir, "rejected", "."+fmt.Sprintf("%020d.json", 7)+".forget"),
+	}
+	for _, p := range copies {
+		if err := os.WriteFile(p, []byte(`{"messages":[{"id":"5","text":"zq-left behind"}]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = openSpool(t, dir)
+	defer s.Close()
+	for _, p := range copies {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s, a rewrite's copy a crash left, is still there", p)
+		}
+	}
+	if s.Len() != 1 {
+		t.Errorf("%d batches waiting, want the one put", s.Len())
+	}
+}
