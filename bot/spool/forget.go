@@ -113,11 +113,33 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map
 	if data, err = json.Marshal(&b); err != nil {
 		return 0, false, 0, err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".forget")
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+forgetSuffix)
 	if err := replaceFile(tmp, path, data); err != nil {
 		return 0, false, 0, err
 	}
 	return removed, true, int64(len(data)), nil
+}
+
+// forgetSuffix ends the name of forgetIn's temporary copy of a batch.
+const forgetSuffix = ".forget"
+
+// removeForgetCopies removes the copies forgetIn left in dir when the
+// process died before their rename: the batch is still there as it was,
+// and nothing else would ever take the copy's text out.
+func removeForgetCopies(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if base, ok := strings.CutSuffix(name, forgetSuffix); ok && strings.HasPrefix(base, ".") && api.IsSpoolBatch(base[1:]) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // idNames are IDs as JSON writes them, without their quotes.

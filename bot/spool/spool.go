@@ -124,6 +124,11 @@ func lockDir(dir string) (*os.File, error) {
 
 // load reads what an earlier run left in the directory.
 func (s *Spool) load() error {
+	for _, d := range []string{s.dir, filepath.Join(s.dir, "rejected")} {
+		if err := removeForgetCopies(d); err != nil {
+			return err
+		}
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err
