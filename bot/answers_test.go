@@ -463,3 +463,28 @@ func TestPublicAnswerWrittenWhileAQuotedChannelNarrowsIsWithdrawn(t *testing.T) 
 	token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
 	e.withdrawn(token)
 }
+
+// A channel closed to everyone, the bot included, may reach the bot as a
+// CHANNEL_DELETE (Discord tells a channel the bot may no longer view so;
+// deleted.go keeps it, 403): the state no longer holds it and Discord
+// refuses to show it, yet the answers quoting it must go, as they do when
+// the bot still views it.
+func TestPublicAnswerWithdrawnWhenAQuotedChannelClosesToTheBotToo(t *testing.T) {
+	const lounge = 2050
+	m := message(lounge, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
+	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(open)
+		d.AddHistory(m)
+		d.DeleteOnAccessLoss(true)
+	})
+	e.backfilled(int64(len(history()) + 1))
+	token := e.publicAnswer(general, "lighthouse keeper retires", "lighthouse keeper")
+	closed := open
+	closed.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
+	e.discord.UpdateChannel(hiddenFromBot(closed))
+	waitFor(t, "the deletion answered 403", func() bool {
+		return strings.Contains(e.log.String(), "may no longer view was announced deleted")
+	})
+	e.withdrawn(token)
+}
