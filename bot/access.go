@@ -115,9 +115,24 @@ func (b *Bot) recheckAnswers(g discord.GuildID) {
 		}
 		restricted := b.ageRestricted(here.ID)
 		for _, id := range a.Channels {
-			c, err := b.state.Channel(discord.ChannelID(id))
-			if err != nil || isThread(c.Type) {
-				continue // gone, or a thread: judged by its parent, quoted too
+			// The state holds every channel the bot views (no request
+			// from this handler); an archived thread it lacks is judged
+			// by its parent, quoted too.
+			c, err := b.state.Cabinet.Channel(discord.ChannelID(id))
+			if err != nil {
+				// Gone (its deletion withdraws), or hidden from the bot
+				// (a CHANNEL_DELETE Discord answered 403), whose readers
+				// the bot can no longer tell.
+				b.accessMu.Lock()
+				hidden := b.noAccess[discord.ChannelID(id)]
+				b.accessMu.Unlock()
+				if hidden {
+					return true
+				}
+				continue
+			}
+			if isThread(c.Type) {
+				continue // judged by its parent, quoted too
 			}
 			if !mayShowIn(guild, roles, chans, scope, c.ID) || c.NSFW && !restricted {
 				return true
