@@ -100,6 +100,10 @@ func openFile(ctx context.Context, path string) (*DB, error) {
 	sqldb.SetMaxIdleConns(maxIdleConns)
 	sqldb.SetConnMaxIdleTime(time.Minute)
 	db := &DB{db: sqldb, path: path, now: time.Now, purged: purged{soon: make(chan struct{}, 1)}}
+	// A WAL a crash left may hold what a write took out before its purge
+	// (names forgotten are marked in memory only): the first purge
+	// empties it.
+	db.purged.dirty.Store(true)
 	if err := db.migrate(ctx); err != nil {
 		sqldb.Close()
 		return nil, err

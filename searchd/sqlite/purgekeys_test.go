@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,5 +95,56 @@ func TestDeletedChannelsNameLeavesTheFile(t *testing.T) {
 	}
 	if got := fileHolds(t, dir, "zqx-layoff-planning", "Zqxtopic"); got != "" {
 		t.Errorf("channel deleted and purged, yet %s", got)
+	}
+}
+
+// A WAL a crash left behind is emptied by the first purge after the
+// database is opened again: what the crashed process took out without
+// counting it (a forgotten channel's name) is there too.
+func TestWALLeftByACrashIsEmptiedByTheFirstPurge(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	apply(t, db, msg(1, time.Second, 0))
+	if _, err := db.Apply(ctx, &searchd.Batch{Channels: []searchd.Channel{{ID: 300, GuildID: 1, Name: "zqx-crash-planning", Kind: "GuildText"}}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PurgeDeleted(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the files as they are now, before any purge.
+	crashed := filepath.Join(t.TempDir(), "crashed")
+	if err := os.Mkdir(crashed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileName, FileName + "-wal"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(crashed, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fileHolds(t, crashed, "zqx-crash-planning") == "" {
+		t.Fatal("the crashed files do not hold the name: the test tests nothing")
+	}
+	again, err := Open(ctx, crashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, err := again.PurgeDeleted(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileHolds(t, crashed, "zqx-crash-planning"); got != "" {
+		t.Errorf("after the first purge: %s", got)
 	}
 }
