@@ -86,13 +86,9 @@ func TestDeletedChannelsStayDeleted(t *testing.T) {
 // or an edit that takes words out. Purging is only a checkpoint: the
 // keyword index drops the words in the write that deletes them.
 func TestDeletedTextLeavesNoTraceInTheFile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
 	ctx := context.Background()
-	db, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	secret := func(id int64, author int64, word string) searchd.Message {
 		m := msg(id, time.Duration(id)*time.Minute, 0)
 		m.Author.ID, m.Content = author, word+" told only to you, kangaroo 비밀번호는"
@@ -109,17 +105,8 @@ func TestDeletedTextLeavesNoTraceInTheFile(t *testing.T) {
 	}
 	leftIn := func(when string, words ...string) {
 		t.Helper()
-		files, _ := filepath.Glob(filepath.Join(dir, FileName+"*"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range words {
-				if i := bytes.Index(b, []byte(s)); i >= 0 {
-					t.Errorf("%s: %s still holds %q at %d (page %d): %q", when, filepath.Base(f), s, i, i/4096, b[max(0, i-60):min(len(b), i+60)])
-				}
-			}
+		if held := fileHolds(t, dir, words...); held != "" {
+			t.Errorf("%s: %s", when, held)
 		}
 	}
 	if _, err := db.OptOut(ctx, 9, segment.DefaultRules); err != nil {

@@ -51,13 +51,9 @@ func channelWithSecret(t *testing.T, db *DB, channel int64, n int) {
 // (bulkForget) leaves no word of what it forgot in the file either: it
 // merges the keyword index at its end.
 func TestBulkForgetLeavesNoTrace(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
 	ctx := context.Background()
-	db, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	channelWithSecret(t, db, 7, bulkForget+100)
 	if held := fileHolds(t, dir, "zqxbulksecret"); held == "" {
 		t.Fatal("the secret was never in the file: the test tests nothing")
@@ -192,13 +188,9 @@ func TestBackupDuringBulkForgetLeavesNoTrace(t *testing.T) {
 // words out one by one (110 s for 81,250 messages instead of 31 s). Once
 // the forget is over, a purge merges what it left.
 func TestPurgeDuringBulkForgetLeavesItsKeywordIndexAlone(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
 	ctx := context.Background()
-	db, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	channelWithSecret(t, db, 7, 200)
 	end, err := db.startBulkForget(ctx)
 	if err != nil {
@@ -231,5 +223,25 @@ func TestPurgeDuringBulkForgetLeavesItsKeywordIndexAlone(t *testing.T) {
 	}
 	if held := fileHolds(t, dir, "zqxbulksecret", "Zqxbulksecret"); held != "" {
 		t.Errorf("after the purge: %s", held)
+	}
+}
+
+// A deleted message's words leave the keyword index's pages in the write
+// that deletes it (secure-delete), before any purge writes the index
+// anew: a checkpoint alone leaves none of them in the file (a page key
+// aside, which the purge takes: TestDeletedWordLeavesNoLeafKeyInTheFile).
+func TestDeletedWordsLeaveTheIndexInTheSameWrite(t *testing.T) {
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
+	ctx := context.Background()
+	channelWithSecret(t, db, 7, 200)
+	if _, err := db.Apply(ctx, &searchd.Batch{Deletes: []int64{7*100000 + 100}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	if held := fileHolds(t, dir, "zqxbulksecret", "Zqxbulksecret"); held != "" {
+		t.Errorf("after the deletion and a checkpoint: %s", held)
 	}
 }

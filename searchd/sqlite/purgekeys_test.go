@@ -21,13 +21,9 @@ import (
 // anew (rewriteKeywords; 'optimize' alone leaves a one-segment index as
 // it is).
 func TestDeletedWordLeavesNoLeafKeyInTheFile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
 	ctx := context.Background()
-	db, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var batch []searchd.Message
 	for i := int64(1); i <= 3000; i++ {
 		m := msg(i, time.Duration(i)*time.Second, 0)
@@ -72,13 +68,9 @@ func TestDeletedWordLeavesNoLeafKeyInTheFile(t *testing.T) {
 // message: no text changed, yet serve's next purge empties the WAL,
 // which held the row's page as it was (textTakenOut).
 func TestDeletedChannelsNameLeavesTheFile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
 	ctx := context.Background()
-	db, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	apply(t, db, msg(1, time.Second, 0))
 	if _, err := db.Apply(ctx, &searchd.Batch{Channels: []searchd.Channel{{ID: 300, GuildID: 1, Name: "zqx-layoff-planning",
 		Kind: "GuildText", Topic: "Zqxtopic: who goes in March"}}}, segment.DefaultRules, nil); err != nil {
@@ -102,13 +94,9 @@ func TestDeletedChannelsNameLeavesTheFile(t *testing.T) {
 // database is opened again: what the crashed process took out without
 // counting it (a forgotten channel's name) is there too.
 func TestWALLeftByACrashIsEmptiedByTheFirstPurge(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
 	ctx := context.Background()
-	db, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	apply(t, db, msg(1, time.Second, 0))
 	if _, err := db.Apply(ctx, &searchd.Batch{Channels: []searchd.Channel{{ID: 300, GuildID: 1, Name: "zqx-crash-planning", Kind: "GuildText"}}}, segment.DefaultRules, nil); err != nil {
 		t.Fatal(err)
