@@ -147,22 +147,8 @@ func TestOptOut(t *testing.T) {
 func TestOptOutTakesTheMembersTextOutOfTheWaitingSpool(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
-	if err := e.stop(); err != nil {
-		t.Fatal(err)
-	}
-	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
-	before := done()
 	first := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "alice's message searchd is slow to take")
-	release := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	b, err := New(ctx, e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(first.ID), release: release}
-	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
-	go func() { e.done <- b.Run(ctx) }()
-	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+	b, release, _, _ := e.restartHolding(first.ID, nil)
 	defer func() {
 		close(release)
 		waitFor(t, "the spool empty", func() bool { return b.spool.Len() == 0 })
@@ -175,7 +161,7 @@ func TestOptOutTakesTheMembersTextOutOfTheWaitingSpool(t *testing.T) {
 	e.discord.Post(his)
 	waitFor(t, "bob's message spooled", func() bool { return len(e.spoolHolding("zq-5521")) > 0 })
 
-	if _, err := b.optOut(ctx, bob, optOutConfirm, 0); err != nil {
+	if _, err := b.optOut(context.Background(), bob, optOutConfirm, 0); err != nil {
 		t.Fatal(err)
 	}
 	if holding := e.spoolHolding("zq-5521"); len(holding) > 0 {

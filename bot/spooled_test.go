@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"dsearch/shared/api"
+
+	"github.com/diamondburned/arikawa/v3/discord"
 )
 
 // holdBatch is searchd taking no batch that holds message id until
@@ -39,24 +41,9 @@ func (h holdBatch) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api
 func TestSpooledMessageDeletedMeanwhileStaysDeleted(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
-	if err := e.stop(); err != nil {
-		t.Fatal(err)
-	}
-	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
-	before := done()
 	gone := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "posted and deleted while searchd lagged")
-	release := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	b, err := New(ctx, e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(gone.ID), release: release}
 	var waited atomic.Bool
-	b.spoolWait = func() { waited.Store(true) }
-	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
-	go func() { e.done <- b.Run(ctx) }()
-	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+	b, release, done, before := e.restartHolding(gone.ID, func(b *Bot) { b.spoolWait = func() { waited.Store(true) } })
 
 	e.discord.Post(gone)
 	waitFor(t, "the message spooled", func() bool { return b.spool.Len() > 0 })
@@ -82,23 +69,8 @@ func TestSpooledMessageDeletedMeanwhileStaysDeleted(t *testing.T) {
 func TestCatchUpWaitingLongOnTheSpoolSaysWhichBatch(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
-	if err := e.stop(); err != nil {
-		t.Fatal(err)
-	}
-	done := func() int { return strings.Count(e.log.String(), "backfill: guild done") }
-	before := done()
 	held := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "zq-7731 searchd does not take")
-	release := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	b, err := New(ctx, e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(held.ID), release: release}
-	b.spoolStuckAfter = 300 * time.Millisecond
-	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
-	go func() { e.done <- b.Run(ctx) }()
-	waitFor(t, "the catch-up on start", func() bool { return done() > before })
+	b, release, done, before := e.restartHolding(held.ID, func(b *Bot) { b.spoolStuckAfter = 300 * time.Millisecond })
 
 	e.discord.Post(held)
 	waitFor(t, "the message spooled", func() bool { return len(e.spoolHolding("zq-7731")) > 0 })
@@ -112,4 +84,31 @@ func TestCatchUpWaitingLongOnTheSpoolSaysWhichBatch(t *testing.T) {
 	}
 	close(release)
 	waitFor(t, "the catch-up done", func() bool { return done() > before+1 })
+}
+
+// restartHolding restarts the bot with a searchd that holds the batch
+// naming message id until release is closed; tweak, if set, sets the
+// bot's test hooks before it runs. It returns once the catch-up on start
+// is done, with the count of catch-ups done then (done counts them).
+func (e *env) restartHolding(id discord.MessageID, tweak func(*Bot)) (b *Bot, release chan struct{}, done func() int, before int) {
+	e.t.Helper()
+	if err := e.stop(); err != nil {
+		e.t.Fatal(err)
+	}
+	done = func() int { return strings.Count(e.log.String(), "backfill: guild done") }
+	before = done()
+	release = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := New(ctx, e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b.searchd = holdBatch{Searchd: b.searchd, id: api.ID(id), release: release}
+	if tweak != nil {
+		tweak(b)
+	}
+	e.bot, e.cancel, e.done = b, cancel, make(chan error, 1)
+	go func() { e.done <- b.Run(ctx) }()
+	waitFor(e.t, "the catch-up on start", func() bool { return done() > before })
+	return b, release, done, before
 }
