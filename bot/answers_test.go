@@ -303,6 +303,19 @@ func TestPublicAnswerRecordsTheAuthorsItsHeadersName(t *testing.T) {
 	}
 }
 
+// narrowings are the ways a channel stops being shown in a public
+// answer posted elsewhere.
+var narrowings = []struct {
+	name   string
+	narrow func(discord.Channel) discord.Channel
+}{
+	{"closed to everyone", func(ch discord.Channel) discord.Channel {
+		ch.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
+		return ch
+	}},
+	{"age-restricted", func(ch discord.Channel) discord.Channel { ch.NSFW = true; return ch }},
+}
+
 // A public answer showed what everyone reading its channel could read
 // then. Once a channel it quotes is closed to some of them, or becomes
 // age-restricted, it is withdrawn; an answer quoting only channels still
@@ -311,16 +324,7 @@ func TestPublicAnswerWithdrawnWhenAQuotedChannelNarrows(t *testing.T) {
 	const lounge = 2050
 	m := message(lounge, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
 	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
-	for _, tc := range []struct {
-		name   string
-		narrow func(discord.Channel) discord.Channel
-	}{
-		{"closed to everyone", func(ch discord.Channel) discord.Channel {
-			ch.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
-			return ch
-		}},
-		{"age-restricted", func(ch discord.Channel) discord.Channel { ch.NSFW = true; return ch }},
-	} {
+	for _, tc := range narrowings {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, func(d *discordtest.Discord) {
 				d.AddChannels(open)
@@ -352,16 +356,7 @@ func TestPublicAnswerInAPrivateThreadWithdrawnWhenAQuotedChannelNarrows(t *testi
 	const lounge, party = 2050, discord.ChannelID(2100)
 	m := message(lounge, user(bob, "bob"), t0.Add(60*24*time.Hour), "the lighthouse keeper retires in spring")
 	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
-	for _, tc := range []struct {
-		name   string
-		narrow func(discord.Channel) discord.Channel
-	}{
-		{"closed to everyone", func(ch discord.Channel) discord.Channel {
-			ch.Overwrites = []discord.Overwrite{{ID: discord.Snowflake(guildID), Type: discord.OverwriteRole, Deny: discord.PermissionViewChannel}}
-			return ch
-		}},
-		{"age-restricted", func(ch discord.Channel) discord.Channel { ch.NSFW = true; return ch }},
-	} {
+	for _, tc := range narrowings {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, func(d *discordtest.Discord) {
 				d.AddChannels(open)
