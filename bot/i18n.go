@@ -72,6 +72,7 @@ var lines = map[string][2]string{
 	"noChannels":    {"you cannot read any channel here", "이 서버에서 읽을 수 있는 채널이 없어요"},
 	"tooMany":       {"you can read %d channels; searchd takes at most %d at once, so pick one with the channel option", "읽을 수 있는 채널이 %d개예요. 한 번에 최대 %d개까지 검색할 수 있으니 channel 옵션으로 하나를 골라 주세요"},
 	"announcement":  {"public answers are not posted in an announcement channel: other servers that follow it may get them; ask without public, or in another channel", "공지 채널에는 공개 답변을 올리지 않아요. 이 채널을 팔로우하는 다른 서버에 전달될 수 있어요. public 없이 묻거나 다른 채널에서 물어보세요"},
+	"hereUnknown":   {"public answers are not posted in a channel the bot cannot see: it cannot tell who reads it, nor take the answer back; ask without public", "봇이 볼 수 없는 채널에는 공개 답변을 올리지 않아요. 누가 읽는지 알 수 없고 답변을 거둬들일 수도 없어요. public 없이 물어보세요"},
 	"ageRestricted": {"that channel is age-restricted; ask in an age-restricted channel to search it", "그 채널은 연령 제한 채널이에요. 연령 제한 채널에서 물어봐야 검색할 수 있어요"},
 	"notShared":     {"a public answer shows only channels everyone who reads this one can read, and that channel is not one of them; ask without public to see it yourself", "공개 답변에는 이 채널의 모든 사람이 읽을 수 있는 채널만 나와요. 그 채널은 해당하지 않으니 public 없이 물어보면 혼자 볼 수 있어요"},
 	"accessChanged": {"the channels this answer may show changed since it was asked (a role or a channel's permissions changed); ask again", "질문한 뒤로 볼 수 있는 채널이 바뀌었어요 (역할이나 채널 권한 변경). 다시 물어봐 주세요"},

@@ -186,17 +186,25 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 	if err != nil {
 		return nil, err
 	}
-	if ch, err := b.state.Channel(here); err == nil && ch.Type == discord.GuildAnnouncement {
+	ch, err := b.state.Channel(here)
+	if err != nil {
+		// Neither the state nor Discord tells what here is (a channel the
+		// bot may no longer view: CHANNEL_DELETE, then 403): it may be an
+		// announcement channel, and the bot could not take the answer
+		// back there.
+		return nil, &userError{id: "hereUnknown"}
+	}
+	if ch.Type == discord.GuildAnnouncement {
 		// A moderator may publish any message of it to the servers that
 		// follow it, whose members the rule below knows nothing of.
 		return nil, &userError{id: "announcement"}
 	}
 	scope := here
-	if ch, err := b.state.Channel(here); err == nil && isThread(ch.Type) && ch.Type != discord.GuildPrivateThread {
+	if isThread(ch.Type) && ch.Type != discord.GuildPrivateThread {
 		scope = ch.ParentID
 	}
 	shared := []api.ID{}
-	if ch, err := b.state.Channel(here); err == nil && ch.Type == discord.GuildPrivateThread {
+	if ch.Type == discord.GuildPrivateThread {
 		// The asker is in it; its readers are its members, who read its
 		// past by the parent's Read Message History, as the asker must:
 		// only if all of them may does the answer show it.

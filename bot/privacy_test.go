@@ -494,6 +494,37 @@ func TestNoPublicAnswerInAnnouncementChannel(t *testing.T) {
 	}
 }
 
+// An announcement channel the bot may no longer view: Discord tells it as
+// a CHANNEL_DELETE (the state drops it) and refuses Get Channel (403), yet
+// its members may still ask there, and the answer is posted there all the
+// same (an interaction's reply needs no permission of the bot). Not
+// knowing what the channel is, the bot must not take it for an ordinary
+// one: a moderator could publish the answer to every following server.
+func TestNoPublicAnswerWhereTheBotCannotTellTheChannel(t *testing.T) {
+	const news = discord.ChannelID(2200)
+	open := discord.Channel{ID: news, Type: discord.GuildAnnouncement, Name: "news", ParentID: category}
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(open)
+		d.DeleteOnAccessLoss(true)
+	})
+	e.backfilled(int64(len(history())))
+	e.discord.UpdateChannel(hiddenFromBot(open))
+	waitFor(t, "the deletion answered 403", func() bool {
+		return strings.Contains(e.log.String(), "may no longer view was announced deleted")
+	})
+	if _, err := e.bot.state.Cabinet.Channel(news); err == nil {
+		t.Fatal("the channel hidden from the bot is still in its state")
+	}
+	_, edit, _ := e.interactionIn(news, alice, 2, query("boiler", public(true)))
+	if text := embedText(edit); strings.Contains(text, "boiler broke") || !strings.Contains(fmt.Sprint(edit["content"]), "cannot see") {
+		t.Errorf("a public answer in a channel the bot cannot tell (an announcement channel): %v %s", edit["content"], text)
+	}
+	// Asked privately, it answers as anywhere.
+	if _, edit, _ := e.interactionIn(news, alice, 2, query("boiler")); !strings.Contains(embedText(edit), "boiler broke") {
+		t.Errorf("a private answer in a channel hidden from the bot: %v %s", edit["content"], embedText(edit))
+	}
+}
+
 // An age-restricted (nsfw) channel: Discord shows it only to members who
 // confirmed they are adults, whatever their permissions, and the bot
 // cannot tell who has. Asked in a channel that is not age-restricted, no
