@@ -107,6 +107,11 @@ func (b *Bot) recheckAnswers(g discord.GuildID) {
 		if err != nil {
 			return false // gone: its deletion withdraws
 		}
+		if here.Type == discord.GuildAnnouncement {
+			// Made one since (a text channel may be): a moderator may now
+			// publish the answer to the servers that follow it.
+			return true
+		}
 		// A thread's readers read its parent, a private thread's members
 		// too: its answer quoted, besides the thread, what everyone reads.
 		scope := here.ID

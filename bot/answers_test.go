@@ -483,3 +483,24 @@ func TestPublicAnswerWithdrawnWhenAQuotedChannelClosesToTheBotToo(t *testing.T) 
 	})
 	e.withdrawn(token)
 }
+
+// A text channel made an announcement channel: a moderator may now
+// publish any message of it, the public answers posted there among them,
+// to the servers that follow it, whose members no rule of the bot knows
+// of; no public answer is posted in one (publicFilter), and one posted
+// before the change is withdrawn. An answer elsewhere stays.
+func TestPublicAnswerWithdrawnWhenItsChannelBecomesAnAnnouncementChannel(t *testing.T) {
+	const lounge = 2050
+	open := discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}
+	e := setup(t, func(d *discordtest.Discord) { d.AddChannels(open) })
+	e.backfilled(int64(len(history())))
+	token := e.publicAnswer(lounge, "boiler broke", boilerBroke)
+	stays := e.publicAnswer(general, "boiler broke", boilerBroke)
+	news := open
+	news.Type = discord.GuildAnnouncement
+	e.discord.UpdateChannel(news)
+	e.withdrawn(token)
+	if r, _ := e.discord.ReplyTo(stays); r.Deleted || !strings.Contains(r.Embeds, boilerBroke) {
+		t.Errorf("the answer in #general was withdrawn: %+v", r)
+	}
+}
