@@ -194,6 +194,11 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 		// back there.
 		return nil, &userError{id: "hereUnknown"}
 	}
+	if !b.botViews(g, roles, chans, ch) {
+		// Editing or deleting the answer later takes viewing here: it
+		// could never be withdrawn.
+		return nil, &userError{id: "hereUnknown"}
+	}
 	if ch.Type == discord.GuildAnnouncement {
 		// A moderator may publish any message of it to the servers that
 		// follow it, whose members the rule below knows nothing of.
@@ -222,6 +227,27 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 		return nil, err
 	}
 	return b.pick(shared, picked, errNotShared)
+}
+
+// botViews reports whether the bot may view ch (a thread: its parent),
+// which editing or deleting its own message there takes.
+func (b *Bot) botViews(g *discord.Guild, roles []discord.Role, chans []discord.Channel, ch *discord.Channel) bool {
+	me, err := b.state.Me()
+	if err != nil {
+		return false
+	}
+	member, err := b.state.Member(g.ID, me.ID)
+	if err != nil {
+		return false
+	}
+	if isThread(ch.Type) {
+		i := slices.IndexFunc(chans, func(c discord.Channel) bool { return c.ID == ch.ParentID })
+		if i < 0 {
+			return false
+		}
+		ch = &chans[i]
+	}
+	return channelPermissions(g, ch, member, roles).Has(discord.PermissionViewChannel)
 }
 
 // everyoneReads reports whether every member of the server may read ch:

@@ -525,6 +525,27 @@ func TestNoPublicAnswerWhereTheBotCannotTellTheChannel(t *testing.T) {
 	}
 }
 
+// A channel its members view and the bot may not (an overwrite denies it
+// View Channel; since Discord obfuscates such channels, every channel
+// hidden from the bot looks so): an answer posted there by an interaction
+// could never be withdrawn, since editing or deleting it later takes
+// viewing the channel, so a message it quotes would stay shown after its
+// deletion or its author's opt-out. No public answer is posted there.
+func TestNoPublicAnswerWhereTheBotCannotView(t *testing.T) {
+	const lounge = discord.ChannelID(2050)
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(hiddenFromBot(discord.Channel{ID: lounge, Type: discord.GuildText, Name: "lounge", ParentID: category}))
+	})
+	e.backfilled(int64(len(history())))
+	_, edit, _ := e.interactionIn(lounge, alice, 2, query("boiler", public(true)))
+	if text := embedText(edit); strings.Contains(text, "boiler broke") || !strings.Contains(fmt.Sprint(edit["content"]), "cannot see") {
+		t.Errorf("a public answer in a channel the bot cannot view: %v %s", edit["content"], text)
+	}
+	if _, edit, _ := e.interactionIn(lounge, alice, 2, query("boiler")); !strings.Contains(embedText(edit), "boiler broke") {
+		t.Errorf("a private answer in a channel hidden from the bot: %v %s", edit["content"], embedText(edit))
+	}
+}
+
 // An age-restricted (nsfw) channel: Discord shows it only to members who
 // confirmed they are adults, whatever their permissions, and the bot
 // cannot tell who has. Asked in a channel that is not age-restricted, no
