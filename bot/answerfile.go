@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // SPOOL/answers is the record of what public answers quote (answers.go):
 // on disk, so that a restart keeps it.
 
 func loadAnswers(dir string, log *slog.Logger) (*answers, error) {
-	s := &answers{path: filepath.Join(dir, answersFile), log: log, work: make(chan struct{}, 1), check: make(chan struct{}, 1)}
+	s := &answers{path: filepath.Join(dir, answersFile), log: log, max: maxAnswers, work: make(chan struct{}, 1), check: make(chan struct{}, 1)}
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -31,9 +30,6 @@ func loadAnswers(dir string, log *slog.Logger) (*answers, error) {
 // save writes the record (0600) and syncs it, in place of the old one.
 // s.mu is held.
 func (s *answers) save() error {
-	if len(s.list) > maxAnswers {
-		s.list = slices.Delete(s.list, 0, len(s.list)-maxAnswers)
-	}
 	data, err := json.Marshal(s.list)
 	if err != nil {
 		return err

@@ -24,8 +24,9 @@ import (
 
 const (
 	answersFile = "answers"
-	// maxAnswers bounds SPOOL/answers: the newest answers are kept (about
-	// 1.5 kB each, at most 35 messages an answer).
+	// maxAnswers bounds SPOOL/answers (about 1.5 kB an answer, at most
+	// 35 messages): past it the oldest answers are withdrawn, not
+	// forgotten, since one out of the record could never be withdrawn.
 	maxAnswers = 2000
 	// recentFor is how long removals are remembered for answers recorded
 	// after them (a message deleted while its answer was being written).
@@ -54,9 +55,11 @@ type answer struct {
 	// a More press landing after it is undone again.
 	Withdrawn bool `json:"withdrawn,omitempty"`
 	// Pending: to withdraw. Failed: Discord refused it; tried again at
-	// the next start, not at every later withdrawal.
+	// the next start, not at every later withdrawal. Expired: withdrawn
+	// for its age (maxAnswers), not for a removal.
 	Pending bool `json:"pending,omitempty"`
 	Failed  bool `json:"failed,omitempty"`
+	Expired bool `json:"expired,omitempty"`
 }
 
 // quotes is what a public reply shows, before it is posted.
@@ -71,6 +74,8 @@ type answers struct {
 	path string
 	log  *slog.Logger
 	edit func(a *answer) error // withdraws a reply on Discord
+
+	max int // maxAnswers; lower in tests
 
 	mu     sync.Mutex
 	list   []*answer // oldest first
@@ -158,7 +163,32 @@ func (s *answers) record(reply, channel, guild api.ID, q *quotes) {
 		a.Pending = true
 		s.wake()
 	}
+	s.expire()
 	s.saveLogged()
+}
+
+// expire marks for withdrawal the oldest answers past the newest s.max
+// still shown, and drops the oldest withdrawn ones while the record holds
+// more than s.max. s.mu is held.
+func (s *answers) expire() {
+	shown := 0
+	for i := len(s.list) - 1; i >= 0; i-- {
+		a := s.list[i]
+		if a.Withdrawn {
+			continue
+		}
+		if shown++; shown > s.max && !a.Pending {
+			a.Pending, a.Expired = true, true
+			s.wake()
+		}
+	}
+	for i := 0; len(s.list) > s.max && i < len(s.list); {
+		if s.list[i].Withdrawn {
+			s.list = slices.Delete(s.list, i, i+1)
+		} else {
+			i++
+		}
+	}
 }
 
 // remove marks for withdrawal every answer quoting what r removed.

@@ -504,3 +504,59 @@ func TestPublicAnswerWithdrawnWhenItsChannelBecomesAnAnnouncementChannel(t *test
 		t.Errorf("the answer in #general was withdrawn: %+v", r)
 	}
 }
+
+// Past the record's bound the oldest public answers are withdrawn, with
+// their own line, not forgotten: an answer dropped from the record could
+// never be withdrawn, whatever it quotes is deleted later. Withdrawn
+// answers leave the record first.
+func TestOldestPublicAnswersWithdrawnPastTheRecordsBound(t *testing.T) {
+	dir := t.TempDir()
+	s, err := loadAnswers(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.max = 3
+	var mu sync.Mutex
+	edited := map[api.ID]bool{} // reply -> expired
+	s.edit = func(a *answer) error {
+		mu.Lock()
+		defer mu.Unlock()
+		edited[a.Reply] = a.Expired
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.run(ctx)
+	s.record(1001, 10, 1, &quotes{messages: []api.ID{501}, channel: []api.ID{10}})
+	s.remove(&removal{messages: setOf([]api.ID{501})}) // withdrawn for a deletion
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(edited)
+	}
+	waitFor(t, "the deletion's withdrawal", func() bool { return count() == 1 })
+	for i := range api.ID(4) {
+		s.record(1002+i, 10, 1, &quotes{messages: []api.ID{502 + i}, channel: []api.ID{10}})
+	}
+	// Four shown past a bound of three: the oldest, 1002, withdrawn.
+	waitFor(t, "the oldest answer withdrawn", func() bool { return count() == 2 })
+	mu.Lock()
+	if exp, ok := edited[1002]; !ok || !exp || edited[1001] {
+		t.Errorf("withdrawn (reply: for its age) %v; want 1001 for the deletion and 1002 for its age", edited)
+	}
+	mu.Unlock()
+	for _, r := range []api.ID{1003, 1004, 1005} {
+		if s.withdrawn(r) {
+			t.Errorf("answer %d, among the newest three, withdrawn", r)
+		}
+	}
+	// The record stays bounded: withdrawn answers leave it first.
+	s.record(1006, 10, 1, &quotes{messages: []api.ID{506}, channel: []api.ID{10}})
+	waitFor(t, "the next oldest withdrawn", func() bool { return count() == 3 })
+	s.mu.Lock()
+	n := len(s.list)
+	s.mu.Unlock()
+	if n > 4 {
+		t.Errorf("the record holds %d answers; want at most the bound and the one being withdrawn", n)
+	}
+}

@@ -53,7 +53,7 @@ func (s *answers) run(ctx context.Context) {
 					s.log.Error("cannot withdraw a public answer that quotes a removed message; tried again at the next start",
 						"reply", a.Reply, "channel", a.Channel, "err", err)
 				default:
-					s.log.Info("public answer withdrawn: a message it quoted was removed", "reply", a.Reply, "channel", a.Channel)
+					s.log.Info("public answer withdrawn", "reply", a.Reply, "channel", a.Channel, "expired", a.Expired)
 					cur.Pending, cur.Withdrawn, cur.Failed = false, true, false
 					cur.Messages, cur.Authors, cur.Channels = nil, nil, nil
 				}
@@ -75,9 +75,13 @@ func (b *Bot) withdraw(a *answer) error {
 	if a.Korean {
 		l = ko
 	}
+	line := l.say("withdrawn")
+	if a.Expired {
+		line = l.say("agedOut")
+	}
 	ch, id := discord.ChannelID(a.Channel), discord.MessageID(a.Reply)
 	_, err := b.state.EditMessageComplex(ch, id, dapi.EditMessageData{
-		Content: option.NewNullableString(l.say("withdrawn")), Embeds: &[]discord.Embed{},
+		Content: option.NewNullableString(line), Embeds: &[]discord.Embed{},
 		Components: &discord.ContainerComponents{}, AllowedMentions: noPings()})
 	if err == nil || gone(err) {
 		return nil

@@ -59,6 +59,7 @@ var lines = map[string][2]string{
 	"unknown":    {"I do not know that command.", "알 수 없는 명령이에요."},
 	// A public answer taken back (answers.go).
 	"withdrawn":     {"This answer was withdrawn: a message it quoted was deleted, or its author left dsearch.", "이 답변은 거둬들였어요. 인용한 메시지가 삭제됐거나 작성자가 dsearch에서 빠졌어요."},
+	"agedOut":       {"This answer is too old to be kept in step with deletions, so it was taken down; ask again.", "오래된 답변이라 삭제된 메시지를 더는 반영할 수 없어서 내렸어요. 다시 물어봐 주세요."},
 	"withdrawnMore": {"This answer was withdrawn; ask again.", "이 답변은 거둬들였어요. 다시 물어봐 주세요."},
 
 	// Errors, one line each.
