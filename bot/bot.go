@@ -78,6 +78,7 @@ type Searchd interface {
 	Catchup(context.Context, *api.CatchupRequest) (*api.CatchupResponse, error)
 	Message(ctx context.Context, id api.ID, before, after int) (*api.MessageContext, error)
 	Backfill(context.Context, api.ID) (*api.Backfill, error)
+	BackfillThrough(ctx context.Context, channel, through api.ID) (*api.Backfill, error)
 	SetBackfill(context.Context, *api.Backfill) error
 	OptOut(context.Context, api.ID) (*api.OptOut, error)
 	OptIn(context.Context, api.ID) (*api.OptOut, error)

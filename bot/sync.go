@@ -146,7 +146,15 @@ func (b *Bot) noteStatus(err error) {
 func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 	c := b.marks.begin(ch.ID)
 	from, known := b.marks.mark(ch.ID)
-	cp, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return b.searchd.Backfill(ctx, api.ID(ch.ID)) })
+	cp, err := retryFunc(ctx, b, func() (*api.Backfill, error) {
+		if known && from != 0 {
+			// searchd's newest at or before the mark: a live message
+			// stored since (the spool is delivered by now) must not hide
+			// a restore's hole below the mark.
+			return b.searchd.BackfillThrough(ctx, api.ID(ch.ID), api.ID(from))
+		}
+		return b.searchd.Backfill(ctx, api.ID(ch.ID))
+	})
 	if err != nil {
 		return err
 	}
@@ -169,10 +177,11 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 		// from a backup older than it. Synced anew, history included.
 		known = false
 	case known && cp.Newest != 0 && discord.MessageID(cp.Newest) < from:
-		// searchd's newest is older than the mark: restored from a
-		// backup (or its newest messages deleted, or still in the
-		// spool). From the mark, what came between would be lost for
-		// good; from searchd's newest it is fetched again, harmlessly.
+		// searchd's newest up to the mark is older than the mark:
+		// restored from a backup (or the mark's message deleted, the
+		// bot's own, or an opted-out member's). From the mark, what came
+		// between would be lost for good; from searchd's newest it is
+		// fetched again, harmlessly.
 		from = discord.MessageID(cp.Newest)
 	}
 	rest := b.state.WithContext(ctx)

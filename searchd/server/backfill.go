@@ -12,12 +12,18 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.DB.Backfill(r.Context(), ch)
+	var through api.ID
+	if v := r.URL.Query().Get("through"); v != "" && r.Method == http.MethodGet {
+		if through, err = api.ParseID(v); err != nil || through < 0 {
+			return errorf(http.StatusBadRequest, "through must be a message ID")
+		}
+	}
+	b, err := s.DB.Backfill(r.Context(), ch, int64(through))
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.Backfill{Channel: api.ID(ch), Before: api.ID(b.BeforeID),
-		Complete: b.Complete, Newest: api.ID(b.NewestID)})
+		Complete: b.Complete, Newest: api.ID(b.NewestID), Through: through})
 }
 
 func (s *Server) setBackfill(w http.ResponseWriter, r *http.Request) error {

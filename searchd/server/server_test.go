@@ -316,6 +316,13 @@ func TestBackfillCheckpoint(t *testing.T) {
 	if b, err = f.c.Backfill(ctx, 89); err != nil || b.Before != 0 || b.Newest != 0 {
 		t.Fatalf("unknown channel: %+v, %v", b, err)
 	}
+	// The newest at or before a message: what the bot's catch-up starts
+	// from when messages newer than its mark are stored (a restore).
+	for through, want := range map[api.ID]api.ID{9001: 9001, 9002: 9002, 9999: 9002, 9000: 0} {
+		if b, err = f.c.BackfillThrough(ctx, 88, through); err != nil || b.Newest != want || b.Through != through {
+			t.Errorf("newest through %d: %+v, %v; want %d", through, b, err, want)
+		}
+	}
 }
 
 func TestBadRequests(t *testing.T) {

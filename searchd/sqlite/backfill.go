@@ -16,15 +16,24 @@ type Backfill struct {
 	NewestID  int64 // newest stored message of the channel, for catching up
 }
 
-// Backfill returns a channel's backfill checkpoint and newest message.
-func (db *DB) Backfill(ctx context.Context, channel int64) (*Backfill, error) {
+// Backfill returns a channel's backfill checkpoint and newest message:
+// the newest at or before message through when through is not 0, so
+// that what arrived after it (live messages) cannot hide a hole below it.
+func (db *DB) Backfill(ctx context.Context, channel, through int64) (*Backfill, error) {
 	b := &Backfill{ChannelID: channel}
 	err := db.db.QueryRowContext(ctx, `SELECT before_id, complete FROM backfill WHERE channel_id = ?`, channel).
 		Scan(&b.BeforeID, &b.Complete)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	err = db.db.QueryRowContext(ctx, `SELECT id FROM messages WHERE channel_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`, channel).Scan(&b.NewestID)
+	if through != 0 {
+		// Down messages_channel_time from the channel's newest: past only
+		// the few stored after through.
+		err = db.db.QueryRowContext(ctx, `SELECT id FROM messages WHERE channel_id = ? AND id <= ?
+			ORDER BY created_at DESC, id DESC LIMIT 1`, channel, through).Scan(&b.NewestID)
+	} else {
+		err = db.db.QueryRowContext(ctx, `SELECT id FROM messages WHERE channel_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`, channel).Scan(&b.NewestID)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		err = nil
 	}

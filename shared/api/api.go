@@ -309,8 +309,12 @@ type Backfill struct {
 	// Complete: the channel's first message was reached.
 	Complete bool `json:"complete"`
 	// Newest is the newest stored message of the channel (read-only),
-	// where catching up after downtime starts.
+	// where catching up after downtime starts; asked with ?through=ID,
+	// the newest at or before that message.
 	Newest ID `json:"newest"`
+	// Through echoes the ?through asked (read-only; 0: none), so that a
+	// caller can tell an older searchd, which ignores it.
+	Through ID `json:"through,omitempty"`
 }
 
 // JumpURL is the Discord link that opens a message in the client.

@@ -123,6 +123,13 @@ func (c *Client) Backfill(ctx context.Context, channel api.ID) (*api.Backfill, e
 	return &out, c.do(ctx, "GET", "/v1/backfill/"+channel.String(), nil, nil, &out)
 }
 
+// BackfillThrough is Backfill with Newest the newest stored message at or
+// before through (GET /v1/backfill/{channel}?through=ID).
+func (c *Client) BackfillThrough(ctx context.Context, channel, through api.ID) (*api.Backfill, error) {
+	var out api.Backfill
+	return &out, c.do(ctx, "GET", "/v1/backfill/"+channel.String(), url.Values{"through": {through.String()}}, nil, &out)
+}
+
 // MessageIDs calls GET /v1/channels/{channel}/message-ids: the stored
 // messages of a channel from one ID to another (inclusive).
 func (c *Client) MessageIDs(ctx context.Context, channel, from, to api.ID) (*api.MessageIDs, error) {
