@@ -87,6 +87,7 @@ type Searchd interface {
 	GuildChannels(context.Context, api.ID) (*api.GuildChannels, error)
 	Channels(context.Context) ([]api.Channel, error)
 	Gone(context.Context, *api.GoneRequest) (*api.Gone, error)
+	Health(context.Context) (*api.Health, error)
 }
 
 var _ Searchd = (*client.Client)(nil)
@@ -132,6 +133,10 @@ type Bot struct {
 	deletionMu   sync.Mutex
 	deletions    []deletion
 	deletionKick chan struct{}
+
+	// generationMu: one post at a time checks whether searchd's database
+	// was replaced (restored.go), the others wait for its marks.
+	generationMu sync.Mutex
 
 	// spoolWait, when set (tests), is called while a catch-up waits for
 	// the spool (spooledFirst); spoolStuckAfter, when set (tests), stands

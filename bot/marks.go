@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,12 @@ type marks struct {
 	wholeIn map[discord.ChannelID]uint64 // the session the channel was last caught up in
 	gaps    map[discord.ChannelID]uint64 // counts the channel's gaps
 	asked   map[discord.ChannelID]bool   // a catch-up was asked for a channel without a mark
-	dirty   bool
+	// lowered counts the channel's marks taken back (a restore of
+	// searchd): a catch-up begun before must not move the mark again.
+	lowered map[discord.ChannelID]uint64
+	// generation is searchd's database the marks hold for (api.Health).
+	generation string
+	dirty      bool
 }
 
 // loadMarks reads the marks an earlier run saved in dir.
@@ -64,7 +70,8 @@ func loadMarks(dir string) (*marks, error) {
 // bot that may run beside it.
 func readMarks(dir string) (*marks, error) {
 	m := &marks{through: map[discord.ChannelID]discord.MessageID{},
-		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{}, session: 1}
+		wholeIn: map[discord.ChannelID]uint64{}, gaps: map[discord.ChannelID]uint64{}, asked: map[discord.ChannelID]bool{},
+		lowered: map[discord.ChannelID]uint64{}, session: 1}
 	data, err := os.ReadFile(filepath.Join(dir, marksFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -73,11 +80,13 @@ func readMarks(dir string) (*marks, error) {
 		return nil, err
 	}
 	var saved struct {
-		Through map[discord.ChannelID]discord.MessageID `json:"through"`
+		Through    map[discord.ChannelID]discord.MessageID `json:"through"`
+		Generation string                                  `json:"searchd_generation"`
 	}
 	if err := json.Unmarshal(data, &saved); err != nil {
 		return nil, err
 	}
+	m.generation = saved.Generation
 	for ch, id := range saved.Through {
 		m.through[ch] = id
 	}
@@ -140,11 +149,51 @@ func (m *marks) askLocked(ch discord.ChannelID) bool {
 }
 
 // fetched moves a channel's mark to the newest message of a page searchd
-// took that runs on without a hole from the mark.
-func (m *marks) fetched(ch discord.ChannelID, id discord.MessageID) {
+// took that runs on without a hole from the mark, unless the mark was
+// taken back since the catch-up began (lower).
+func (m *marks) fetched(c catchup, id discord.MessageID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.advance(ch, id)
+	if m.lowered[c.ch] == c.lowered {
+		m.advance(c.ch, id)
+	}
+}
+
+// lower takes a channel's mark back to id (searchd restored from an older
+// backup holds nothing after it), with a gap until a catch-up from there.
+func (m *marks) lower(ch discord.ChannelID, id discord.MessageID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.through[ch]; ok && id < old {
+		m.through[ch] = id
+		m.lowered[ch]++
+		m.dirty = true
+	}
+	delete(m.wholeIn, ch)
+	m.gaps[ch]++
+}
+
+// all is every channel's mark.
+func (m *marks) all() map[discord.ChannelID]discord.MessageID {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.through)
+}
+
+// searchdGeneration is searchd's database the marks hold for ("": not
+// known yet); setGeneration records a new one.
+func (m *marks) searchdGeneration() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.generation
+}
+
+func (m *marks) setGeneration(g string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.generation != g {
+		m.generation, m.dirty = g, true
+	}
 }
 
 func (m *marks) advance(ch discord.ChannelID, id discord.MessageID) {
@@ -156,15 +205,15 @@ func (m *marks) advance(ch discord.ChannelID, id discord.MessageID) {
 
 // catchup is a catch-up in progress: what it may close.
 type catchup struct {
-	ch            discord.ChannelID
-	session, gaps uint64
+	ch                     discord.ChannelID
+	session, gaps, lowered uint64
 }
 
 // begin starts a catch-up of a channel.
 func (m *marks) begin(ch discord.ChannelID) catchup {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return catchup{ch, m.session, m.gaps[ch]}
+	return catchup{ch, m.session, m.gaps[ch], m.lowered[ch]}
 }
 
 // finish makes the channel whole if nothing was lost since the catch-up
@@ -201,7 +250,7 @@ func (m *marks) save() error {
 		m.mu.Unlock()
 		return nil
 	}
-	data, err := json.Marshal(map[string]any{"through": m.through})
+	data, err := json.Marshal(map[string]any{"through": m.through, "searchd_generation": m.generation})
 	m.dirty = false
 	m.mu.Unlock()
 	if err == nil {

@@ -19,7 +19,7 @@ func TestMarksFollowOnlyWholeChannels(t *testing.T) {
 		t.Error("a live message in a channel without a mark must ask for its catch-up once")
 	}
 	c := m.begin(ch)
-	m.fetched(ch, 100)
+	m.fetched(c, 100)
 	if !m.finish(c) {
 		t.Fatal("a catch-up with nothing lost did not make the channel whole")
 	}
@@ -34,7 +34,7 @@ func TestMarksFollowOnlyWholeChannels(t *testing.T) {
 	}
 	c = m.begin(ch)
 	m.gap(ch) // the spool refused one of its messages during the catch-up
-	m.fetched(ch, 210)
+	m.fetched(c, 210)
 	if m.finish(c) {
 		t.Error("a catch-up during which the channel lost events made it whole")
 	}
@@ -43,6 +43,23 @@ func TestMarksFollowOnlyWholeChannels(t *testing.T) {
 		t.Errorf("mark %d, want 210 (what the catch-up fetched)", id)
 	}
 	c = m.begin(ch)
+	if !m.finish(c) {
+		t.Fatal("a clean catch-up did not make the channel whole")
+	}
+	// searchd restored from an older backup: the mark is taken back, and
+	// a catch-up begun before (from the old mark) moves it no more.
+	inFlight := m.begin(ch)
+	m.lower(ch, 150)
+	m.spooled(ch, 225)
+	m.fetched(inFlight, 215)
+	if id, _ := m.mark(ch); id != 150 {
+		t.Errorf("after a restore: mark %d, want 150", id)
+	}
+	if m.finish(inFlight) {
+		t.Error("a catch-up begun before a restore made the channel whole")
+	}
+	c = m.begin(ch)
+	m.fetched(c, 210)
 	if !m.finish(c) {
 		t.Fatal("a clean catch-up did not make the channel whole")
 	}

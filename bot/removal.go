@@ -99,6 +99,7 @@ type watched struct {
 }
 
 func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
+	w.b.checkGeneration(ctx)
 	res, err := w.Searchd.PostMessages(ctx, mb)
 	if err == nil {
 		w.b.took(w.b.removalOf(mb, res))

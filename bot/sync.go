@@ -199,7 +199,7 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 		if len(msgs) > 0 {
 			newest = msgs[0].ID
 		}
-		b.marks.fetched(ch.ID, newest)
+		b.marks.fetched(c, newest)
 		if cp.Before == 0 && !cp.Complete {
 			cp.Complete = len(msgs) < pageSize
 			if len(msgs) > 0 {
@@ -233,7 +233,7 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 				return err
 			}
 			after = msgs[0].ID
-			b.marks.fetched(ch.ID, after)
+			b.marks.fetched(c, after)
 			if len(msgs) < pageSize {
 				break
 			}

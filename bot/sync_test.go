@@ -526,11 +526,16 @@ func TestEmptyChannelWithoutMarkGetsItsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var saved map[string]map[string]json.RawMessage
+	var saved map[string]json.RawMessage
+	var through map[string]json.RawMessage
 	if err := json.Unmarshal(data, &saved); err != nil {
 		t.Fatal(err)
 	}
-	delete(saved["through"], "2050")
+	if err := json.Unmarshal(saved["through"], &through); err != nil {
+		t.Fatal(err)
+	}
+	delete(through, "2050")
+	saved["through"], _ = json.Marshal(through)
 	data, _ = json.Marshal(saved)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)

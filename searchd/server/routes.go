@@ -18,7 +18,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.Health{OK: true, Version: s.Version, SchemaVersion: v})
+	g, err := s.DB.Generation(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.Health{OK: true, Version: s.Version, SchemaVersion: v, Generation: g})
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {

@@ -4,6 +4,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -388,6 +389,27 @@ func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 	}
 	return v, err
 }
+
+// Generation names this database: a restore gives the restored copy a new
+// one, so that the bot, which keeps its own sync marks, learns that what
+// searchd holds was replaced (a fresh database gets one at its first ask).
+func (db *DB) Generation(ctx context.Context) (string, error) {
+	if g, err := db.Meta(ctx, generationKey); err != nil || g != "" {
+		return g, err
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)`, generationKey, newGeneration())
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return db.Meta(ctx, generationKey)
+}
+
+const generationKey = "generation"
+
+func newGeneration() string { return rand.Text() }
 
 // SetMeta sets a value of the meta table.
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {

@@ -111,6 +111,11 @@ func Restore(ctx context.Context, dir, backup string, rules segment.Rules) (kept
 	if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
 		return kept, fmt.Errorf("restore: the restored database fails its check: %s %v", res, err)
 	}
+	// Not the backed-up database's generation: the bot's marks ran ahead
+	// of what it holds (Generation).
+	if err := db.SetMeta(ctx, generationKey, newGeneration()); err != nil {
+		return kept, fmt.Errorf("restore: %w", err)
+	}
 	return kept, nil
 }
 

@@ -580,3 +580,35 @@ func restoredFrom(t *testing.T, db *DB, data, backup string) *DB {
 	t.Cleanup(func() { restored.Close() })
 	return restored
 }
+
+// A restore gives the database a generation of its own, not the backed-up
+// one's (which the bot's marks knew), and a database keeps its generation
+// across opens.
+func TestRestoreChangesTheGeneration(t *testing.T) {
+	ctx := context.Background()
+	data, _, db := backedUp(t, many(1, 2)...)
+	before, err := db.Generation(ctx)
+	if err != nil || before == "" {
+		t.Fatalf("generation %q, %v", before, err)
+	}
+	if again, _ := db.Generation(ctx); again != before {
+		t.Errorf("asked twice: %q then %q", before, again)
+	}
+	backup := filepath.Join(t.TempDir(), "with-generation.db") // the generation in it
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	after, err := db.Generation(ctx)
+	if err != nil || after == "" || after == before {
+		t.Errorf("after a restore: generation %q, %v; before it %q", after, err, before)
+	}
+}

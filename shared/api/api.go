@@ -71,6 +71,9 @@ type Health struct {
 	OK            bool   `json:"ok"`
 	Version       string `json:"version"`
 	SchemaVersion int    `json:"schema_version"`
+	// Generation names the database: a restore changes it (the bot then
+	// catches up from what the restored database holds).
+	Generation string `json:"generation,omitempty"`
 }
 
 // Stats is the response of GET /v1/stats.
