@@ -89,7 +89,7 @@ func (b *Bot) confirmDeletion(ctx context.Context, d deletion) {
 	var he *httputil.HTTPError
 	switch {
 	case ctx.Err() != nil:
-	case errors.As(err, &he) && he.Status == 404 && he.Code == 10003: // Unknown Channel
+	case unknownChannel(err):
 		b.forgetChannel(d.g, d.ch)
 	case errors.As(err, &he) && he.Status == 403: // Missing Access: it exists
 		b.log.Info("a channel the bot may no longer view was announced deleted; kept, and caught up once the bot may read it again", "channel", d.ch)
@@ -123,6 +123,22 @@ func (b *Bot) confirmDeletion(ctx context.Context, d deletion) {
 			}
 		})
 	}
+}
+
+// unknownChannel: Discord says the channel does not exist (404 with code
+// 10003, Unknown Channel). A bare 404 (a proxy's, a route's) proves
+// nothing, and forgetting a channel that exists loses its history for good.
+func unknownChannel(err error) bool {
+	var he *httputil.HTTPError
+	return errors.As(err, &he) && he.Status == 404 && he.Code == 10003
+}
+
+// notInGuild: Discord says the bot is no longer in the guild (403 Missing
+// Access, 50001) or the guild is gone (404 Unknown Guild, 10004); a bare
+// 403 or 404 proves nothing, as for unknownChannel.
+func notInGuild(err error) bool {
+	var he *httputil.HTTPError
+	return errors.As(err, &he) && (he.Status == 403 && he.Code == 50001 || he.Status == 404 && he.Code == 10004)
 }
 
 // forgetChannel makes searchd forget a deleted channel or thread (a

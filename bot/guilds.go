@@ -2,11 +2,9 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/diamondburned/arikawa/v3/discord"
-	"github.com/diamondburned/arikawa/v3/utils/httputil"
 
 	"dsearch/shared/api"
 )
@@ -37,7 +35,7 @@ func (b *Bot) notePresent(guilds []discord.GuildID) {
 // has a sync mark: an imported server the bot never joined is the
 // operator's, and stays) costs one REST request, and is forgotten as
 // GUILD_DELETE forgets it only if Discord answers 403 Missing Access or
-// 404 Unknown Guild. It returns the number forgotten.
+// 404 Unknown Guild (notInGuild). It returns the number forgotten.
 func (b *Bot) forgetLeftGuilds(ctx context.Context, present []discord.GuildID) (int, error) {
 	chans, err := retryFunc(ctx, b, func() ([]api.Channel, error) { return b.searchd.Channels(ctx) })
 	if err != nil {
@@ -61,9 +59,7 @@ func (b *Bot) forgetLeftGuilds(ctx context.Context, present []discord.GuildID) (
 		if len(marked) == 0 {
 			continue
 		}
-		_, err := b.state.WithContext(ctx).Client.Guild(g)
-		var he *httputil.HTTPError
-		if !errors.As(err, &he) || (he.Status != 403 && he.Status != 404) {
+		if _, err := b.state.WithContext(ctx).Client.Guild(g); !notInGuild(err) {
 			continue // still a member, or Discord did not say: keep it
 		}
 		gone = append(gone, api.ID(g))

@@ -142,3 +142,38 @@ func TestGuildAddedBackComesBack(t *testing.T) {
 		t.Errorf("after the bot was invited back (flush every 1 s): %d of %d messages searchable", st.Messages, len(h))
 	}
 }
+
+// A bare 403 or 404 (a proxy's or a route's, code 0) does not say that a
+// server or channel is gone: only Discord's own codes forget (Missing
+// Access 50001 or Unknown Guild 10004 for a server, Unknown Channel 10003
+// for a channel). Forgetting on doubt throws a history away for good.
+func TestBareRefusalForgetsNothing(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a server", func(t *testing.T) {
+		e := removedWhileAway(t)
+		e.discord.Fault("GET", fmt.Sprintf("/guilds/%d", guildID), http.StatusForbidden, 1000)
+		var out strings.Builder
+		if err := Reconcile(ctx, e.cfg, &out); err != nil {
+			t.Fatalf("reconcile: %v\n%s", err, &out)
+		}
+		if st, err := e.c.Stats(ctx); err != nil || st.Messages != int64(len(history())+1) {
+			t.Errorf("after the reconciliation: %+v, %v; want every message kept", st, err)
+		}
+	})
+	t.Run("a thread", func(t *testing.T) {
+		e := setup(t)
+		e.backfilled(int64(len(history())))
+		if err := e.stop(); err != nil {
+			t.Fatal(err)
+		}
+		e.discord.DeleteChannel(thread) // unlisted now, and Get Channel answers a bare 404
+		e.discord.Fault("GET", fmt.Sprintf("/channels/%d", thread), http.StatusNotFound, 1000)
+		var out strings.Builder
+		if err := Reconcile(ctx, e.cfg, &out); err != nil {
+			t.Fatalf("reconcile: %v\n%s", err, &out)
+		}
+		if st, err := e.c.Stats(ctx); err != nil || st.Messages != int64(len(history())) {
+			t.Errorf("after the reconciliation: %+v, %v; want the thread's message kept", st, err)
+		}
+	})
+}

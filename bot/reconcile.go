@@ -15,7 +15,6 @@ import (
 
 	"github.com/diamondburned/arikawa/v3/discord"
 	"github.com/diamondburned/arikawa/v3/gateway"
-	"github.com/diamondburned/arikawa/v3/utils/httputil"
 
 	"dsearch/shared/api"
 	"dsearch/shared/client"
@@ -262,9 +261,7 @@ func (b *Bot) forgetVanished(ctx context.Context, g discord.GuildID, listed []di
 		if _, err := b.state.Cabinet.Channel(ch); err == nil {
 			continue
 		}
-		_, err := b.state.WithContext(ctx).Client.Channel(ch)
-		var he *httputil.HTTPError
-		if errors.As(err, &he) && he.Status == 404 {
+		if _, err := b.state.WithContext(ctx).Client.Channel(ch); unknownChannel(err) {
 			gone = append(gone, id)
 			b.marks.forget(ch)
 		}

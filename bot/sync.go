@@ -100,7 +100,7 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, attempt int) {
 	var he *httputil.HTTPError
 	switch {
-	case errors.As(err, &he) && he.Code == 10003: // Unknown Channel
+	case unknownChannel(err):
 		// Deleted, whether or not an event says so (none comes for a
 		// deleted channel's threads, nor of an unavailable guild).
 		b.state.Cabinet.ChannelRemove(&ch)
