@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"dsearch/shared/api"
@@ -73,6 +74,13 @@ func (b *Bot) removalOf(mb *api.MessageBatch, res *api.BatchResult) *removal {
 		// changes nothing, and reads no rejected file.
 		if m.EditedAt != nil && !m.Partial && (!taken || r.changed[m.ID] || res.Inserted > 0) {
 			r.edits[m.ID] = *m.EditedAt
+		}
+	}
+	if len(mb.ForgetChannels) > 0 {
+		for _, c := range mb.Channels { // placed by the batch itself: maybe nowhere else (waiting.go)
+			if c.ParentID != 0 && r.channels[c.ParentID] && strings.HasSuffix(c.Kind, "Thread") {
+				r.channels[c.ID] = true
+			}
 		}
 	}
 	if len(mb.ForgetChannels) > 0 && b.state != nil {

@@ -292,3 +292,47 @@ func TestMessageDeletedInItsOwnBatchIsNotSpooled(t *testing.T) {
 		t.Errorf("a full edit spooled alone is in %v", holding)
 	}
 }
+
+// A thread the gateway state does not hold (archived, and the bot
+// restarted while searchd was away: GUILD_CREATE lists only active
+// threads) is known only from the waiting batch that placed it. When its
+// parent channel was forgotten, the batches holding its messages, which
+// name the thread but not the channel, were not read, and their text
+// waited on disk until searchd was back; in the removal's own batch they
+// were kept too. The thread may be placed before its messages, after them
+// (a THREAD_UPDATE), or in the removal's batch.
+func TestThreadKnownOnlyFromTheWaitingSpoolLeavesItWithItsChannel(t *testing.T) {
+	const archived = api.ID(2090)
+	place := &api.MessageBatch{Channels: []api.Channel{{ID: archived, GuildID: guildID, ParentID: general, Name: "zq-thread-name", Kind: "GuildPublicThread"}}}
+	dm := message(discord.ChannelID(archived), user(bob, "bob"), t0.Add(200*24*time.Hour), "zq-7731 in an archived thread")
+	said := &api.MessageBatch{Messages: []api.MessageUpsert{upsert(&dm, nil)}}
+	forget := &api.MessageBatch{ForgetChannels: []api.ID{general}}
+	for _, tc := range []struct {
+		name    string
+		batches []*api.MessageBatch
+	}{
+		{"placed first", []*api.MessageBatch{place, said, forget}},
+		{"placed after its messages", []*api.MessageBatch{said, place, forget}},
+		{"all in the removal's batch", []*api.MessageBatch{{Channels: place.Channels, Messages: said.Messages, ForgetChannels: forget.ForgetChannels}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t)
+			e.backfilled(int64(len(history())))
+			e.sd.stop()
+			if _, err := e.bot.state.Cabinet.Channel(discord.ChannelID(archived)); err == nil {
+				t.Fatal("the state holds the thread")
+			}
+			for _, b := range tc.batches {
+				c := *b
+				if err := e.bot.spoolPut(&c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, text := range []string{"zq-7731", "zq-thread-name"} {
+				if holding := e.spoolHolding(text); len(holding) > 0 {
+					t.Errorf("%q stays in the spool after its thread's channel was forgotten: %v", text, holding)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,10 @@
 package bot
 
-import "dsearch/shared/api"
+import (
+	"slices"
+
+	"dsearch/shared/api"
+)
 
 // While searchd is away the spool holds what members wrote. A removal
 // (a deletion, a forgotten channel or server, a full edit) is spooled
@@ -29,6 +33,11 @@ func (b *Bot) spoolPut(mb *api.MessageBatch) error {
 		}
 	}
 	mb.Messages = kept
+	// Nor the name of a channel or server it forgets.
+	mb.Channels = slices.DeleteFunc(mb.Channels, func(c api.Channel) bool {
+		return r.channels[c.ID] || r.guilds[c.GuildID]
+	})
+	mb.Guilds = slices.DeleteFunc(mb.Guilds, func(g api.Guild) bool { return r.guilds[g.ID] })
 	seq, err := b.spool.PutSeq(mb)
 	if err != nil {
 		return err

@@ -48,12 +48,16 @@ func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int
 		return 0, err
 	}
 	removed, changed := 0, false
-	parents := map[api.ID]api.ID{}
-	for _, p := range paths {
-		n, ch, _, err := forgetIn(p, gone, parents, false, nil)
-		removed, changed = removed+n, changed || ch
-		if err != nil {
-			return removed, fmt.Errorf("spool: %s: %w", filepath.Base(p), err)
+	parents, threads := map[api.ID]api.ID{}, idNames{}
+	for again := true; again; {
+		again = false
+		for _, p := range paths {
+			n, ch, _, err := forgetIn(p, gone, parents, false, nil)
+			removed, changed = removed+n, changed || ch
+			if err != nil {
+				return removed, fmt.Errorf("spool: %s: %w", filepath.Base(p), err)
+			}
+			again = goneThreads(parents, threads, gone) || again
 		}
 	}
 	if changed {
@@ -182,9 +186,11 @@ func namesAny(data []byte, names idNames) bool {
 // names are the IDs gone matches by (messages, channels and threads,
 // servers, authors): a batch that names none of them is not decoded, as a
 // removal while searchd is away would otherwise decode the whole spool.
-// A thread only a waiting batch places is then not known to be a
-// forgotten channel's unless the batch is read for another reason: the
-// caller names the threads it knows.
+// A thread only a waiting batch places (archived, and the bot restarted:
+// the gateway state lacks it) is named once that batch is read, which
+// names its channel; the batches read before are read again then, as a
+// thread's messages may wait ahead of the batch placing it (a
+// THREAD_UPDATE). The caller names the threads it knows.
 func (s *Spool) ForgetWaiting(seq uint64, names []api.ID, gone func(m api.MessageUpsert, parent api.ID) bool) (int, error) {
 	quoted := make(idNames, len(names))
 	for _, id := range names {
@@ -194,19 +200,23 @@ func (s *Spool) ForgetWaiting(seq uint64, names []api.ID, gone func(m api.Messag
 	defer s.mu.Unlock()
 	removed, changed := 0, false
 	parents := map[api.ID]api.ID{}
-	for i := range s.queue {
-		bf := &s.queue[i]
-		if bf.seq >= seq {
-			break
-		}
-		n, ch, size, err := forgetIn(s.path(bf.seq), gone, parents, true, quoted)
-		removed, changed = removed+n, changed || ch
-		if err != nil {
-			return removed, fmt.Errorf("spool: batch %d: %w", bf.seq, err)
-		}
-		if ch {
-			s.size += size - bf.size
-			bf.size = size
+	for again := true; again; {
+		again = false
+		for i := range s.queue {
+			bf := &s.queue[i]
+			if bf.seq >= seq {
+				break
+			}
+			n, ch, size, err := forgetIn(s.path(bf.seq), gone, parents, true, quoted)
+			removed, changed = removed+n, changed || ch
+			if err != nil {
+				return removed, fmt.Errorf("spool: batch %d: %w", bf.seq, err)
+			}
+			if ch {
+				s.size += size - bf.size
+				bf.size = size
+			}
+			again = goneThreads(parents, quoted, gone) || again
 		}
 	}
 	if changed {
@@ -215,6 +225,22 @@ func (s *Spool) ForgetWaiting(seq uint64, names []api.ID, gone func(m api.Messag
 		}
 	}
 	return removed, nil
+}
+
+// goneThreads adds to names each thread parent places that gone drops
+// (its channel's or server's removal) and names lacks: the batches
+// holding only its messages name the thread alone. It reports whether it
+// added one, for the caller to read again the batches it passed over.
+func goneThreads(parent map[api.ID]api.ID, names idNames, gone func(api.MessageUpsert, api.ID) bool) bool {
+	added := false
+	for th, p := range parent {
+		if _, ok := names[th.String()]; ok || !gone(api.MessageUpsert{ChannelID: th}, p) {
+			continue
+		}
+		names[th.String()] = struct{}{}
+		added = true
+	}
+	return added
 }
 
 // isThread reports whether a channel kind (bot.channelKind) names a thread.

@@ -198,3 +198,30 @@ func TestForgetCopyLeftByACrashIsRemovedAtOpen(t *testing.T) {
 		t.Errorf("%d batches waiting, want the one put", s.Len())
 	}
 }
+
+// A thread's messages kept in rejected/ ahead of the batch that places it
+// (a THREAD_UPDATE) go with its channel: the batches are read again once
+// a forgotten channel's thread is learnt. The first pass read them before
+// it knew the thread's parent.
+func TestForgetTakesAThreadPlacedLaterWithItsChannel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	defer s.Close()
+	const channel, thread = 5, 9
+	write := func(name string, b api.MessageBatch) {
+		data, _ := json.Marshal(b)
+		if err := os.WriteFile(filepath.Join(dir, "rejected", name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("00000000000000000001.json", api.MessageBatch{Messages: []api.MessageUpsert{
+		{ID: 1, ChannelID: thread, Author: api.Author{ID: 601, Username: "u"}, Content: "zq-thread secret"}}})
+	write("00000000000000000002.json", api.MessageBatch{Channels: []api.Channel{{ID: thread, ParentID: channel, Name: "t", Kind: "GuildPublicThread"}}})
+	n, err := Forget(dir, func(m api.MessageUpsert, parent api.ID) bool { return m.ChannelID == channel || parent == channel })
+	if err != nil || n != 1 {
+		t.Errorf("forgot %d, %v; want the thread's message", n, err)
+	}
+	if rej, _ := Rejected(dir); len(rej) != 0 {
+		t.Errorf("rejected/ holds %v, want nothing", rej)
+	}
+}
