@@ -83,6 +83,7 @@ func (db *DB) applyParts(ctx context.Context, level string, parts []Part, rules 
 		a.resume(c)
 		changed := false
 		for i, p := range parts {
+			a.imported = p.Checkpoint != nil
 			if err := a.exportEvidence(p.Checkpoint); err != nil {
 				return nil, err
 			}
@@ -250,6 +251,7 @@ type applier struct {
 	older        bool           // an export older than one imported before: replace nothing (exportEvidence)
 	olderGuild   bool           // a newer export named the batch's guild: keep its name
 	olderNames   map[int64]bool // channel → a newer export named it: keep its name and topic
+	imported     bool           // the batch is an import's: it does not let a left guild back in (withoutLeftGuilds)
 	explain      bool           // the linker's choices come with their probability (Placements)
 	stmts        map[string]*sql.Stmt
 

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"dsearch/searchd"
@@ -82,11 +83,19 @@ func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, rules segment.Rules)
 
 // withoutLeftGuilds is b less the channels and messages of the guilds the
 // bot left (counted in skipped), unless b places the guild again: the bot
-// was added back, and the guild leaves the list.
+// was added back, and the guild leaves the list. Not an import's batch: an
+// export places its guild too, and is no sign of the bot back (an older
+// export, or one whose import ran while the bot was removed); its guild's
+// name is left out with the rest.
 func (a *applier) withoutLeftGuilds(b *searchd.Batch) (*searchd.Batch, int, error) {
 	left := map[int64]bool{}
 	if err := addIDs(a.ctx, a.tx, left, `SELECT guild_id FROM left_guilds`); err != nil {
 		return nil, 0, err
+	}
+	if a.imported && len(left) > 0 {
+		out := *b
+		out.Guilds = slices.DeleteFunc(slices.Clone(b.Guilds), func(g searchd.Guild) bool { return left[g.ID] })
+		b = &out
 	}
 	for _, g := range b.Guilds {
 		if left[g.ID] {

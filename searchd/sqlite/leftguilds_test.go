@@ -105,3 +105,48 @@ func TestLeftGuildTakesItsNames(t *testing.T) {
 			nicknames, userNames, guildNames, channelTexts)
 	}
 }
+
+// An import is no sign that the bot was added back to a server it left: an
+// export of it (an older one, or one whose import was running when the bot
+// was removed) placed the server and let it back in, with its messages,
+// names and topics, until the bot was added back. Only the bot's own batch
+// placing the server lets it back in.
+func TestImportDoesNotBringALeftGuildBack(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	const guild, ch = 1, 100
+	in := func(id int64) searchd.Message {
+		m := msg(id, time.Duration(id)*time.Minute, 0)
+		m.ChannelID = ch
+		return m
+	}
+	place := []searchd.Channel{{ID: ch, GuildID: guild, Name: "zq-channel-name", Kind: "GuildTextChat"}}
+	if _, err := db.Apply(ctx, &searchd.Batch{Guilds: []searchd.Guild{{ID: guild, Name: "zq-guild"}}, Channels: place,
+		Messages: []searchd.Message{in(1), in(2)}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetLeftGuild(ctx, guild, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	export := &searchd.Batch{Guilds: []searchd.Guild{{ID: guild, Name: "zq-guild"}}, Channels: place,
+		Messages: []searchd.Message{in(1), in(2), in(3)}}
+	res, err := db.ApplyImport(ctx, []Part{{Batch: export, Checkpoint: &Checkpoint{Path: "/x/general.json", Channel: ch, ExportedAt: 1, Guild: guild}}}, segment.DefaultRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var messages, names int
+	if err := db.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM channels WHERE name LIKE 'zq-%') + (SELECT COUNT(*) FROM guilds WHERE name LIKE 'zq-%')`).Scan(&messages, &names); err != nil {
+		t.Fatal(err)
+	}
+	if messages != 0 || names != 0 || res[0].Skipped != 3 {
+		t.Errorf("an import of the left guild: %+v; %d messages and %d names stored, want none and 3 skipped", res[0], messages, names)
+	}
+	// The bot added back: its GUILD_CREATE places the guild, and the same
+	// import then stores it.
+	if _, err := db.Apply(ctx, &searchd.Batch{Guilds: []searchd.Guild{{ID: guild}}, Channels: place}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.ApplyImport(ctx, []Part{{Batch: export, Checkpoint: &Checkpoint{Path: "/x/general.json", Channel: ch, ExportedAt: 1, Guild: guild}}}, segment.DefaultRules); err != nil || res[0].Inserted != 3 {
+		t.Errorf("the import after the bot was added back: %+v, %v; want 3 inserted", res, err)
+	}
+}

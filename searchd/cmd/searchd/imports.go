@@ -126,8 +126,10 @@ func (m *Main) printFileResult(r *ingest.FileResult) {
 	}
 	if r.Skipped > 0 {
 		// Tombstones: messages deleted (in Discord, or by `forget`) after
-		// an earlier import or sync are not brought back by an old export.
-		extra = append(extra, fmt.Sprintf("%d deleted since an earlier import, not brought back", r.Skipped))
+		// an earlier import or sync are not brought back by an old export;
+		// nor are opted-out members', deleted channels', or a server's the
+		// bot was removed from.
+		extra = append(extra, fmt.Sprintf("%d removed since an earlier import or sync (deleted, opted out, or of a server the bot left), not brought back", r.Skipped))
 	}
 	if r.Truncated > 0 {
 		extra = append(extra, fmt.Sprintf("%d over the size limits kept cut (docs/operations.md)", r.Truncated))
