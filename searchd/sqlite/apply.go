@@ -120,7 +120,7 @@ func (a *applier) saveCheckpoint(cp *Checkpoint) error {
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
 			messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at`,
-		cp.Path, cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
+		importKey(cp.Path), cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
 	return err
 }
 
@@ -198,7 +198,7 @@ func (a *applier) meta(key string) (int64, bool, error) {
 // ImportState returns the recorded progress of an export file, or nil.
 func (db *DB) ImportState(ctx context.Context, path string) (*Checkpoint, error) {
 	cp := Checkpoint{Path: path}
-	err := db.db.QueryRowContext(ctx, `SELECT size, mtime, messages_done, complete FROM imports WHERE path = ?`, path).
+	err := db.db.QueryRowContext(ctx, `SELECT size, mtime, messages_done, complete FROM imports WHERE path = ?`, importKey(path)).
 		Scan(&cp.Size, &cp.MTime, &cp.MessagesDone, &cp.Complete)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil

@@ -113,6 +113,10 @@ func openFile(ctx context.Context, path string) (*DB, error) {
 		sqldb.Close()
 		return nil, err
 	}
+	if err := db.hashImportPaths(ctx); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
 	if err := db.mergeKeywords(ctx); err != nil { // a bulk forget cut short
 		sqldb.Close()
 		return nil, err

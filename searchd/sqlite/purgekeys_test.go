@@ -136,3 +136,71 @@ func TestWALLeftByACrashIsEmptiedByTheFirstPurge(t *testing.T) {
 		t.Errorf("after the first purge: %s", got)
 	}
 }
+
+// An import's progress was kept by the export's path, and
+// DiscordChatExporter names a file by its server, category and channel
+// ("Server - Category - channel [ID].json"): a deleted channel's name, or
+// a left server's, stayed in the file with its checkpoint, after its row
+// and every message went. The progress is kept under a digest of the path.
+func TestImportPathLeavesNoChannelNameInTheFile(t *testing.T) {
+	db := openTest(t)
+	dir := filepath.Dir(db.path)
+	ctx := context.Background()
+	path := "/home/me/exports/Zqx Guild - Text Channels - zqx-layoff-planning [300].json"
+	m := msg(1, time.Second, 0)
+	m.ChannelID = 300
+	b := &searchd.Batch{Guilds: []searchd.Guild{{ID: 1, Name: "Zqx Guild"}},
+		Channels: []searchd.Channel{{ID: 300, GuildID: 1, Name: "zqx-layoff-planning", Kind: "GuildTextChat"}}, Messages: []searchd.Message{m}}
+	cp := &Checkpoint{Path: path, Size: 10, MTime: 20, MessagesDone: 1, Complete: true, Channel: 300, ExportedAt: 1, Guild: 1}
+	if _, err := db.Apply(ctx, b, segment.DefaultRules, cp); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ImportState(ctx, path); err != nil || got == nil || !got.Complete || got.Size != 10 || got.MTime != 20 || got.Path != path {
+		t.Fatalf("the import's state: %+v, %v", got, err)
+	}
+	if _, err := db.PurgeDeleted(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetLeftGuild(ctx, 1, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PurgeDeleted(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileHolds(t, dir, "zqx-layoff-planning", "Zqx Guild"); got != "" {
+		t.Errorf("channel deleted, server left, and purged, yet %s", got)
+	}
+}
+
+// Progress an older searchd kept under the plain path is put under its
+// digest at open: a resumed import still finds it, and the path (with
+// the names in it) leaves the file.
+func TestImportPathKeptPlainIsHashedAtOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/home/me/exports/Zqx Guild - zqx-layoff-planning [300].json"
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at) VALUES (?, 10, 20, 7, 0, 1)`, path); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = Open(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, err := db.ImportState(ctx, path); err != nil || got == nil || got.MessagesDone != 7 || got.Size != 10 || got.MTime != 20 || got.Complete {
+		t.Fatalf("the import's state after the upgrade: %+v, %v", got, err)
+	}
+	if _, err := db.PurgeDeleted(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileHolds(t, dir, "zqx-layoff-planning"); got != "" {
+		t.Errorf("after the upgrade, %s", got)
+	}
+}
