@@ -223,6 +223,41 @@ func TestEditKeepsMembership(t *testing.T) {
 	}
 }
 
+// An edit's mentions replace the old text's: a member the old text
+// mentioned stayed in message_mentions after an edit took them out, a
+// trace of what the edit removed (and the linker went on reading the
+// message as addressed to them). A partial update, which carries no
+// mentions, keeps them.
+func TestEditTakesOutTheMentionsItRemoved(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	m := msg(1, 0, 0)
+	m.Content, m.Mentions = "<@42> <@43> meet me", []int64{42, 43}
+	apply(t, db, m)
+	mentions := func() []int64 {
+		ids, err := queryIDs(ctx, db.db, `SELECT user_id FROM message_mentions WHERE message_id = 1 ORDER BY user_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	partial := searchd.Message{ID: 1, ChannelID: 100, Partial: true, Embeds: []api.Embed{{Title: "a preview"}}}
+	if r := apply(t, db, partial); r.Updated != 1 {
+		t.Fatalf("partial update: %+v", r)
+	}
+	if got := mentions(); !reflect.DeepEqual(got, []int64{42, 43}) {
+		t.Errorf("after a partial update, mentions %v; want [42 43]", got)
+	}
+	edited := msg(1, 0, 0)
+	edited.Content, edited.Mentions, edited.EditedAt = "<@44> meet me", []int64{44}, t0.Add(time.Hour).UnixMicro()
+	if r := apply(t, db, edited); r.Updated != 1 {
+		t.Fatalf("edit: %+v", r)
+	}
+	if got := mentions(); !reflect.DeepEqual(got, []int64{44}) {
+		t.Errorf("after an edit to mention 44 alone, mentions %v", got)
+	}
+}
+
 func TestDelete(t *testing.T) {
 	db := openTest(t)
 	ctx := context.Background()

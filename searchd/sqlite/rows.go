@@ -227,6 +227,11 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 		if err := a.indexText(m); err != nil {
 			return err
 		}
+		if !m.Partial { // a partial update carries no mentions
+			if err := a.mention(m, true); err != nil {
+				return err
+			}
+		}
 		return a.touchSegmentOf(m.ID)
 	}
 	res.Inserted++
@@ -234,12 +239,26 @@ func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) er
 	if err := a.indexText(m); err != nil {
 		return err
 	}
+	if err := a.mention(m, false); err != nil {
+		return err
+	}
+	a.fresh = append(a.fresh, m)
+	return nil
+}
+
+// mention records whom m mentions; replacing, an edit's mentions take the
+// old text's place: one it took out is a trace of what it removed.
+func (a *applier) mention(m *searchd.Message, replacing bool) error {
+	if replacing {
+		if _, err := a.exec(`DELETE FROM message_mentions WHERE message_id = ?`, m.ID); err != nil {
+			return err
+		}
+	}
 	for _, u := range m.Mentions {
 		if _, err := a.exec(qMention, m.ID, u, m.ChannelID, m.CreatedAt); err != nil {
 			return err
 		}
 	}
-	a.fresh = append(a.fresh, m)
 	return nil
 }
 
