@@ -112,6 +112,7 @@ func (m *Main) forgetCmd() *ffcli.Command {
 					return err
 				}
 			}
+			selection := f
 			n := 0
 			for _, ch := range channels {
 				f.Channel = ch
@@ -125,6 +126,16 @@ func (m *Main) forgetCmd() *ffcli.Command {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))
+			set := map[int64]bool{}
+			for _, ch := range channels {
+				set[ch] = true
+			}
+			spool := filepath.Join(cfg.Data, "bot-spool")
+			if took, err := forgetRejected(spool, selection, set); err != nil {
+				return fmt.Errorf("forgotten, but the bot's refused batches in %s could not all be cleaned (delete them, or run forget again): %w", filepath.Join(spool, "rejected"), err)
+			} else if took > 0 {
+				fmt.Fprintf(m.Stdout, "and took %s out of the bot's refused batches (%s)\n", plural(took, "message", "messages"), filepath.Join(spool, "rejected"))
+			}
 			return nil
 		})
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dsearch/searchd/internal/sample"
+	"dsearch/shared/api"
+)
+
+// searchd forget left what it forgot in the batches searchd had refused
+// from the bot (DATA/bot-spool/rejected/): their text stayed on disk,
+// and dsearch-bot --replay-rejected stored them again, as they were never
+// stored and left no tombstone. forget takes them out of those files too,
+// by the same selection: an author's; a channel's and its threads' (the
+// threads the database or the batches place); the older than a time.
+func TestForgetTakesItsMessagesOutOfTheBotsRejectedBatches(t *testing.T) {
+	general, _ := api.ParseID(sample.GeneralID)
+	thread, _ := api.ParseID(sample.ThreadID)
+	const author, other, newThread = 910000000000000077, 910000000000000078, 900000000000000099
+	at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	m := func(id, ch, who api.ID, days int, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: ch, Author: api.Author{ID: who, Username: "u"}, CreatedAt: at.AddDate(0, 0, days), Content: text}
+	}
+	batch := api.MessageBatch{
+		Channels: []api.Channel{{ID: newThread, ParentID: general, Name: "t", Kind: "GuildPublicThread"}},
+		Messages: []api.MessageUpsert{
+			m(1, 900000000000000020, author, 0, "zq-author's words"),
+			m(2, 900000000000000020, other, 0, "stays"),
+			m(3, thread, other, 0, "zq-in the thread"),
+			m(4, newThread, other, 0, "zq-in a thread only the batch places"),
+			m(5, 900000000000000020, other, -10, "zq-older"),
+		}}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"an author", []string{"--author", "910000000000000077"}},
+		{"a channel", []string{"--channel", sample.GeneralID}},
+		{"a time", []string{"--before", "2025-05-25"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data := importSample(t, dir)
+			rej := filepath.Join(data, "bot-spool", "rejected")
+			os.MkdirAll(rej, 0o700)
+			path := filepath.Join(rej, "00000000000000000007.json")
+			b, _ := json.Marshal(batch)
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := run(t, append([]string{"forget", "--data", data}, tc.args...)...); err != nil {
+				t.Fatalf("forget: %v\n%s", err, out)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var left api.MessageBatch
+			if err := json.Unmarshal(got, &left); err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, m := range left.Messages {
+				texts = append(texts, m.Content)
+			}
+			want := map[string][]string{
+				"an author": {"stays", "zq-in the thread", "zq-in a thread only the batch places", "zq-older"},
+				"a channel": {"zq-author's words", "stays", "zq-older"},
+				"a time":    {"zq-author's words", "stays", "zq-in the thread", "zq-in a thread only the batch places"},
+			}[tc.name]
+			if strings.Join(texts, "|") != strings.Join(want, "|") {
+				t.Errorf("the rejected batch holds %q, want %q", texts, want)
+			}
+		})
+	}
+}
