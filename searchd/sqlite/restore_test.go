@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -539,6 +540,27 @@ func TestRestoreKeepsEdits(t *testing.T) {
 	}
 	if _, err := restored.Message(ctx, 3); err != ErrNotFound {
 		t.Errorf("a message written after the backup was brought by its edit: %v", err)
+	}
+}
+
+// A restore carries an edit's mentions with its text: the backup's
+// message mentioned a member the edit took out, and the restored copy
+// kept them mentioned (carryEdits applies edits as partial updates, which
+// keep mentions).
+func TestRestoreKeepsEditsMentions(t *testing.T) {
+	ctx := context.Background()
+	orig := msg(1, 0, 0)
+	orig.Content, orig.Mentions = "<@42> meet me", []int64{42}
+	data, backup, db := backedUp(t, orig, msg(2, time.Minute, 0))
+	edited := orig
+	edited.Content, edited.Mentions, edited.EditedAt = "<@44> meet me", []int64{44}, t0.Add(time.Hour).UnixMicro()
+	if r := apply(t, db, edited); r.Updated != 1 {
+		t.Fatalf("the edit: %+v", r)
+	}
+	restored := restoredFrom(t, db, data, backup)
+	got, err := queryIDs(ctx, restored.db, `SELECT user_id FROM message_mentions WHERE message_id = 1 ORDER BY user_id`)
+	if err != nil || !reflect.DeepEqual(got, []int64{44}) {
+		t.Errorf("mentions of the edited message after the restore: %v, %v; want [44]", got, err)
 	}
 }
 

@@ -92,7 +92,8 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 // replaces the text of a message the copy holds at an older edit, and
 // stores nothing the copy lacks (no author).
 func editsAfter(ctx context.Context, db *sql.DB, after int64, limit int) ([]searchd.Message, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, channel_id, created_at, edited_at, content, type, COALESCE(reply_to_id, 0), attachments
+	rows, err := db.QueryContext(ctx, `SELECT id, channel_id, created_at, edited_at, content, type, COALESCE(reply_to_id, 0), attachments,
+			COALESCE((SELECT group_concat(mm.user_id) FROM message_mentions mm WHERE mm.message_id = messages.id), '')
 		FROM messages WHERE edited_at IS NOT NULL AND id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
@@ -101,9 +102,11 @@ func editsAfter(ctx context.Context, db *sql.DB, after int64, limit int) ([]sear
 	var out []searchd.Message
 	for rows.Next() {
 		m := searchd.Message{Partial: true}
-		if err := rows.Scan(&m.ID, &m.ChannelID, &m.CreatedAt, &m.EditedAt, &m.Content, &m.Type, &m.ReplyToID, &m.Attachments); err != nil {
+		var mentions string
+		if err := rows.Scan(&m.ID, &m.ChannelID, &m.CreatedAt, &m.EditedAt, &m.Content, &m.Type, &m.ReplyToID, &m.Attachments, &mentions); err != nil {
 			return nil, err
 		}
+		m.Mentions = splitIDs(mentions)
 		out = append(out, m)
 	}
 	return out, rows.Err()
@@ -212,11 +215,44 @@ func (db *DB) carryEdits(ctx context.Context, path string, rules segment.Rules) 
 		if err != nil || len(chunk) == 0 {
 			return err
 		}
-		if _, err := db.Apply(ctx, &searchd.Batch{Messages: chunk}, rules, nil); err != nil {
+		res, err := db.Apply(ctx, &searchd.Batch{Messages: chunk}, rules, nil)
+		if err != nil {
+			return err
+		}
+		if err := db.carryMentions(ctx, chunk, res.UpdatedIDs); err != nil {
 			return err
 		}
 		after = chunk[len(chunk)-1].ID
 	}
+}
+
+// carryMentions gives the messages an edit carried (updated) the
+// mentions of their newer text: a partial update keeps the copy's, and
+// one the edit took out is a trace of what it removed.
+func (db *DB) carryMentions(ctx context.Context, chunk []searchd.Message, updated []int64) error {
+	if len(updated) == 0 {
+		return nil
+	}
+	carried := map[int64]bool{}
+	for _, id := range updated {
+		carried[id] = true
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		for _, m := range chunk {
+			if !carried[m.ID] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM message_mentions WHERE message_id = ?`, m.ID); err != nil {
+				return err
+			}
+			for _, u := range m.Mentions {
+				if _, err := tx.ExecContext(ctx, qMention, m.ID, u, m.ChannelID, m.CreatedAt); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // storedAmong returns the IDs of rows (first column) that name a stored
