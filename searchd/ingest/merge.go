@@ -324,9 +324,11 @@ func (h *byNext) Pop() any {
 // notInExport counts, for a whole export, the stored messages of its
 // channel from before it was exported that it does not hold: deleted on
 // Discord since, most likely, but the JSON does not record a filter, so
-// they are reported, not deleted (a wrong deletion is for good).
+// they are reported, not deleted (a wrong deletion is for good). A part
+// of a partitioned export lacks the other parts' messages: not counted.
 func (im *Importer) notInExport(ctx context.Context, s *source) error {
-	if !s.x.Whole || s.x.ExportedAt == 0 {
+	if !s.x.Whole || s.x.ExportedAt == 0 || partitioned(s.cp.Path) {
+		s.held = nil
 		return nil
 	}
 	held := s.held
