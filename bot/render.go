@@ -10,7 +10,10 @@ import (
 	"dsearch/shared/api"
 )
 
-// Discord's embed limits, in characters.
+// Discord's embed limits, counted in bytes: Discord counts characters,
+// but arikawa checks an embed in bytes before sending it (Embed.Validate)
+// and sends nothing over, so a Korean embed (three bytes a syllable) cut
+// by characters was never sent. In bytes it is within both.
 const (
 	maxTitle       = 256
 	maxDescription = 4096
@@ -24,13 +27,24 @@ const (
 
 const colour discord.Color = 0x5865F2
 
-// clip shortens s to n characters, marking the cut.
+// clip shortens s to at most n bytes, on a character boundary, marking
+// the cut.
 func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	return truncate(s, max(n-len(mark), 0)) + mark
+}
+
+// clipChars shortens s to n characters, marking the cut: how much of a
+// message a preview shows, whatever its script (the field's bytes are
+// counted apart).
+func clipChars(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 func answerEmbed(l lang, req *api.QueryRequest, resp *api.QueryResponse, public bool) discord.Embed {
@@ -110,21 +124,21 @@ func resultFields(l lang, results []api.SearchResult, offset int) []discord.Embe
 		}
 		tail := l.say("jump", r.URL)
 		fields = append(fields, discord.EmbedField{Name: clip(name, maxFieldName),
-			Value: previewText(l, r.Previews, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
+			Value: previewText(l, r.Previews, maxFieldValue-len(tail)-1) + "\n" + tail})
 	}
 	return fields
 }
 
-// previewText is up to n characters of "name: text" lines.
+// previewText is up to n bytes of "name: text" lines.
 func previewText(l lang, msgs []api.Message, n int) string {
 	var b strings.Builder
 	used := 0
 	for _, m := range msgs {
-		line := fmt.Sprintf("**%s**: %s", m.AuthorName, clip(m.Text(), previewChars))
+		line := fmt.Sprintf("**%s**: %s", m.AuthorName, clipChars(m.Text(), previewChars))
 		if used > 0 {
 			line = "\n" + line
 		}
-		c := utf8.RuneCountInString(line)
+		c := len(line)
 		if used+c > n {
 			if used == 0 {
 				b.WriteString(clip(line, n))
@@ -158,10 +172,10 @@ func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupR
 		tail := l.say("jumpShort", c.URL)
 		body := c.Summary
 		if body == "" {
-			body = previewText(l, c.Preview, maxFieldValue-utf8.RuneCountInString(tail)-1)
+			body = previewText(l, c.Preview, maxFieldValue-len(tail)-1)
 		}
 		e.Fields = append(e.Fields, discord.EmbedField{Name: clip(name, maxFieldName),
-			Value: clip(body, maxFieldValue-utf8.RuneCountInString(tail)-1) + "\n" + tail})
+			Value: clip(body, maxFieldValue-len(tail)-1) + "\n" + tail})
 	}
 	if resp.SummaryError != "" {
 		e.Footer = &discord.EmbedFooter{Text: clip(l.say("noSummaries", resp.SummaryError), maxFooter)}
@@ -181,12 +195,12 @@ func relatedEmbed(l lang, results []api.SearchResult) discord.Embed {
 // the embed is within Discord's total.
 func fitEmbed(e discord.Embed) discord.Embed {
 	total := func() int {
-		n := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
+		n := len(e.Title) + len(e.Description)
 		for _, f := range e.Fields {
-			n += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
+			n += len(f.Name) + len(f.Value)
 		}
 		if e.Footer != nil {
-			n += utf8.RuneCountInString(e.Footer.Text)
+			n += len(e.Footer.Text)
 		}
 		return n
 	}
@@ -194,7 +208,7 @@ func fitEmbed(e discord.Embed) discord.Embed {
 		e.Fields = e.Fields[:len(e.Fields)-1]
 	}
 	if over := total() - maxEmbedTotal; over > 0 {
-		e.Description = clip(e.Description, max(1, utf8.RuneCountInString(e.Description)-over))
+		e.Description = clip(e.Description, max(1, len(e.Description)-over))
 	}
 	return e
 }

@@ -75,3 +75,34 @@ func TestNothingClearlyMatched(t *testing.T) {
 		t.Errorf("a confident answer says nothing matched: %q", e.Description)
 	}
 }
+
+// arikawa checks an embed against Discord's limits before it sends it
+// (Embed.Validate), counting bytes, not characters: an embed over them in
+// bytes is never sent, and the member who asked waits for an answer that
+// does not come. A Korean question of a hundred syllables, or two long
+// Korean messages in a result, were over.
+func TestKoreanEmbedsPassArikawasCheck(t *testing.T) {
+	question := strings.Repeat("보", 100)
+	line := strings.Repeat("보일러가고장났어", 30)
+	results := []api.SearchResult{{Authors: []string{"민수"}, StartAt: time.Now(), URL: "https://discord.com/channels/1/2/3",
+		Previews: []api.Message{{AuthorName: "민수", Content: line}, {AuthorName: "지연", Content: line}}}}
+	req := &api.QueryRequest{Question: question}
+	resp := &api.QueryResponse{Answer: strings.Repeat(line, 20), Results: results, Plan: api.QueryPlan{Subqueries: []string{line}, Source: "llm"}}
+	long := strings.Repeat(line, 40)
+	var many []api.SearchResult
+	for range 40 {
+		many = append(many, api.SearchResult{Authors: []string{strings.Repeat("이름", 200)}, StartAt: time.Now(), URL: "u",
+			Previews: []api.Message{{AuthorName: "a", Content: long}, {AuthorName: "b", Content: long}}})
+	}
+	for name, e := range map[string]discord.Embed{
+		"answer": answerEmbed(ko, req, resp, true), "related": relatedEmbed(ko, results), "many": answerEmbed(ko, req, &api.QueryResponse{Answer: long, Results: many}, false),
+		"catchup": catchupEmbed(ko, 5, "어제", &api.CatchupResponse{Conversations: []api.Conversation{
+			{Summary: long, URL: "u"}, {Preview: results[0].Previews, URL: "u"}}})} {
+		if err := e.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if len(e.Fields) == 0 {
+			t.Errorf("%s: no fields", name)
+		}
+	}
+}
