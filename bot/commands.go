@@ -26,11 +26,16 @@ const (
 	morePrefix = "more:"
 )
 
+// maxQuestion is the longest question Discord lets a member type, in
+// characters: searchd takes 1,000 bytes, and a character is up to four
+// (three for Hangul), so any question Discord takes is answered.
+const maxQuestion = 250
+
 var commands = []dapi.CreateCommandData{
 	{
 		Name: cmdQuery, Description: "Search this server's history and answer a question",
 		Options: discord.CommandOptions{
-			&discord.StringOption{OptionName: "question", Description: "What you want to find", Required: true, MaxLength: option.NewInt(1000)},
+			&discord.StringOption{OptionName: "question", Description: "What you want to find", Required: true, MaxLength: option.NewInt(maxQuestion)},
 			&discord.UserOption{OptionName: "author", Description: "Only messages by this person"},
 			&discord.ChannelOption{OptionName: "channel", Description: "Only this channel"},
 			&discord.StringOption{OptionName: "since", Description: "From this date (2024-05-01)"},

@@ -1,0 +1,47 @@
+package bot
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Discord lets a member type as many characters into /query's question
+// as the registered max_length allows, and searchd takes 1,000 bytes
+// (docs/api.md): a question that long in Korean (three bytes a syllable),
+// or of emoji (four), is answered, not refused with an error.
+func TestLongestQuestionDiscordTakesIsAnswered(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	cmds := e.discord.Calls("PUT", "/applications/7000/guilds/1000/commands")
+	if len(cmds) != 1 {
+		t.Fatalf("%d command registrations, want 1", len(cmds))
+	}
+	var registered []struct {
+		Name    string `json:"name"`
+		Options []struct {
+			Name      string `json:"name"`
+			MaxLength int    `json:"max_length"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal(cmds[0].Body, &registered); err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, c := range registered {
+		for _, o := range c.Options {
+			if c.Name == cmdQuery && o.Name == "question" {
+				most = o.MaxLength
+			}
+		}
+	}
+	if most == 0 {
+		t.Fatalf("/query's question has no max_length: Discord takes up to 6,000 characters")
+	}
+	for _, unit := range []string{"보", "🔥"} {
+		_, edit, _ := e.interaction(bob, 2, query(strings.Repeat(unit, most)))
+		if c, _ := edit["content"].(string); c != "" || embedText(edit) == "null" {
+			t.Errorf("a question of %d %q, as long as Discord takes: %q", most, unit, c)
+		}
+	}
+}
