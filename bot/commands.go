@@ -244,8 +244,14 @@ func sender(e *gateway.InteractionCreateEvent) discord.UserID {
 }
 
 // plainError turns an error into one line a user can act on, in their
-// language.
+// language, within a message's length: searchd's refusal may quote what
+// the member typed (a date option takes 6,000 characters), and Discord
+// refuses a longer message, leaving the member unanswered.
 func plainError(l lang, err error) string {
+	return clip(errorLine(l, err), maxContent)
+}
+
+func errorLine(l lang, err error) string {
 	var ae *api.Error
 	var ue *userError
 	switch {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Discord lets a member type as many characters into /query's question
@@ -42,6 +43,22 @@ func TestLongestQuestionDiscordTakesIsAnswered(t *testing.T) {
 		_, edit, _ := e.interaction(bob, 2, query(strings.Repeat(unit, most)))
 		if c, _ := edit["content"].(string); c != "" || embedText(edit) == "null" {
 			t.Errorf("a question of %d %q, as long as Discord takes: %q", most, unit, c)
+		}
+	}
+}
+
+// A line the bot answers with may quote what the member typed (searchd's
+// refusal of a date quotes it), and Discord takes at most 2,000
+// characters of content: a longer one is refused, and the member who
+// asked is never answered. A date option may be 6,000 characters long.
+func TestRefusalOfALongDateFitsAMessage(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	for _, unit := range []string{"x", "보"} {
+		_, edit, _ := e.interaction(bob, 2, query("boiler", map[string]any{"name": "since", "type": 3, "value": strings.Repeat(unit, 3000)}))
+		c, _ := edit["content"].(string)
+		if !strings.HasPrefix(c, "That did not work: since:") || utf8.RuneCountInString(c) > 2000 {
+			t.Errorf("a refused date of 3,000 %q: %d characters: %.80q", unit, utf8.RuneCountInString(c), c)
 		}
 	}
 }

@@ -22,6 +22,7 @@ const (
 	maxFieldValue  = 1024
 	maxFooter      = 2048
 	maxEmbedTotal  = 6000
+	maxContent     = 2000 // a message's content
 	previewChars   = 180
 )
 
