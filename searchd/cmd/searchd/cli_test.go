@@ -261,3 +261,27 @@ func TestCLIModelErrors(t *testing.T) {
 		}
 	}
 }
+
+// A user who names only files that are not DiscordChatExporter exports
+// (Discord's own data package: messages/c…/messages.json, channel.json)
+// imported nothing: the import says so and fails, as for a folder
+// without JSON, instead of exiting 0.
+func TestCLIImportOfNoExportFails(t *testing.T) {
+	c := buildCLI(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	pkg := filepath.Join(dir, "package", "messages", "c880000000000000010")
+	writeFile(t, filepath.Join(pkg, "messages.json"), []byte(`[{"ID": 880000000000000100, "Timestamp": "2024-05-01 09:00:00", "Contents": "hi", "Attachments": ""}]`))
+	writeFile(t, filepath.Join(pkg, "channel.json"), []byte(`{"id": "880000000000000010", "type": 0, "name": "general"}`))
+	for _, args := range [][]string{{filepath.Join(dir, "package")}, {filepath.Join(pkg, "messages.json")}} {
+		out, errs, code := c.run(append([]string{"import", "--data", data}, args...)...)
+		if code != 1 || !strings.Contains(out, "skipped, not a DiscordChatExporter export") || !strings.Contains(errs, "--format Json") {
+			t.Errorf("import %v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	// Beside an export, a stray JSON file is skipped and the import succeeds.
+	writeFile(t, filepath.Join(dir, "package", "Study Group - general [880000000000000010].json"), realExportFile(t))
+	if out, errs, code := c.run("import", "--data", data, filepath.Join(dir, "package")); code != 0 || !strings.Contains(out, "imported 8 new") {
+		t.Errorf("import of an export beside stray JSON: exit %d\n%s%s", code, out, errs)
+	}
+}

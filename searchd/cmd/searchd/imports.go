@@ -114,6 +114,10 @@ func (m *Main) importPaths(ctx context.Context, cfg *Config, paths []string) err
 		return fmt.Errorf("%s refused (IDs above): an export that gives a message of one channel to another is broken; the stored copies were kept", plural(refused, "message was", "messages were"))
 	case unreadable != nil:
 		return errors.New("some paths could not be read (above); everything else was imported")
+	case skipped == len(files):
+		// Nothing was an export: a stray file beside exports is skipped,
+		// but a user who named only such files imported nothing.
+		return errors.New("import: no file is a DiscordChatExporter export: export the channels with DiscordChatExporter in JSON (--format Json) and import those; Discord's own data package (messages/c…/messages.json) is not one")
 	}
 	return nil
 }
