@@ -366,6 +366,9 @@ func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, l lang, asked time.
 	return r
 }
 
+// catchupShown is the most conversations a catch-up shows.
+const catchupShown = 10
+
 func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, l lang) (*reply, error) {
 	ch := e.ChannelID
 	if s, err := d.Options.Find("channel").SnowflakeValue(); err == nil && s.IsValid() {
@@ -379,11 +382,17 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 	if since == "" {
 		since, shown = time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339), l.say("aDayAgo")
 	}
-	resp, err := b.searchd.Catchup(ctx, &api.CatchupRequest{Channel: api.ID(ch), Since: since, Limit: 10})
+	// One more than is shown tells whether older conversations since
+	// then are left out, which the reply says.
+	resp, err := b.searchd.Catchup(ctx, &api.CatchupRequest{Channel: api.ID(ch), Since: since, Limit: catchupShown + 1})
 	if err != nil {
 		return nil, err
 	}
-	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, resp)}}, nil
+	more := len(resp.Conversations) > catchupShown
+	if more {
+		resp.Conversations = resp.Conversations[:catchupShown]
+	}
+	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, resp, more)}}, nil
 }
 
 // related searches with a message's text, leaving out the conversation

@@ -102,6 +102,7 @@ var lines = map[string][2]string{
 	"catchup":       {"Catch-up", "따라잡기"},
 	"catchupDesc":   {"Conversations in %s since %s, newest first.", "%s의 %s 이후 대화, 최신순이에요."},
 	"catchupNone":   {"No conversations in %s since %s.", "%s에는 %s 이후 대화가 없어요."},
+	"catchupMore":   {"Only the %d newest conversations are shown; /query with since and until finds older ones.", "가장 최근 대화 %d개만 보여요. 더 이전 대화는 /검색의 시작·끝으로 찾을 수 있어요."},
 	"aDayAgo":       {"a day ago", "하루 전"},
 	"messages":      {"%d messages", "메시지 %d개"},
 	"oneMessage":    {"1 message", "메시지 1개"},

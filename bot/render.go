@@ -155,11 +155,16 @@ func previewText(l lang, msgs []api.Message, n int) string {
 	return b.String()
 }
 
-func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse) discord.Embed {
+// catchupEmbed renders a catch-up; more: older conversations since then
+// were left out.
+func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse, more bool) discord.Embed {
 	where := "<#" + ch.String() + ">"
 	e := discord.Embed{Title: l.say("catchup"), Color: colour, Description: l.say("catchupDesc", where, since)}
 	if len(resp.Conversations) == 0 {
 		e.Description = l.say("catchupNone", where, since)
+	}
+	if more {
+		e.Description += "\n" + l.say("catchupMore", len(resp.Conversations))
 	}
 	for _, c := range resp.Conversations {
 		if len(e.Fields) == maxFields {
