@@ -98,13 +98,19 @@ func (m *Main) catchupCmd() *ffcli.Command {
 			if len(ids) != 1 {
 				return fmt.Errorf("catchup: %q names %d channels (%v): give one ID", channel, len(ids), ids)
 			}
-			req := &api.CatchupRequest{Channel: ids[0]}
+			// One more than is printed tells whether older conversations
+			// were left out, which is said.
+			req := &api.CatchupRequest{Channel: ids[0], Limit: answer.DefaultCatchup + 1}
 			if sinceUS != 0 {
 				req.Since = strconv.FormatInt(sinceUS, 10)
 			}
 			resp, err := c.Catchup(ctx, req)
 			if err != nil {
 				return daemonError(err, &cfg)
+			}
+			more := len(resp.Conversations) > answer.DefaultCatchup
+			if more {
+				resp.Conversations = resp.Conversations[:answer.DefaultCatchup]
 			}
 			if len(resp.Conversations) == 0 && since != "" {
 				fmt.Fprintf(m.Stdout, "nothing was said in %s since %s\n", channel, since)
@@ -120,6 +126,9 @@ func (m *Main) catchupCmd() *ffcli.Command {
 				}
 				fmt.Fprintf(m.Stdout, "%s  %s  %s  conversation %d  %s\n", c.StartAt.Local().Format("2006-01-02 15:04"),
 					plural(c.MessageCount, "message", "messages"), line, c.SegmentID, c.URL)
+			}
+			if more {
+				fmt.Fprintf(m.Stdout, "(only the %d newest conversations are shown: searchd search WORDS --channel %s --until DATE finds older ones)\n", answer.DefaultCatchup, channel)
 			}
 			if resp.SummaryError != "" {
 				fmt.Fprintf(m.Stdout, "(no summaries: %s)\n", resp.SummaryError)
