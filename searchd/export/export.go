@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -375,8 +376,13 @@ type jsonRef struct {
 	ChannelID *string `json:"channelId"`
 }
 
+// jsonForward is a forwarded message: its text, and its files, link
+// previews and stickers, which are stored as the message's own are.
 type jsonForward struct {
-	Content string `json:"content"`
+	Content     string      `json:"content"`
+	Attachments []jsonFile  `json:"attachments"`
+	Stickers    []jsonFile  `json:"stickers"`
+	Embeds      []jsonEmbed `json:"embeds"`
 }
 
 func (m *jsonMessage) convert(channelID int64) (searchd.Message, error) {
@@ -412,13 +418,19 @@ func (m *jsonMessage) convert(channelID int64) (searchd.Message, error) {
 	}
 	out.Attachments = len(m.Attachments)
 	var parts api.Parts
-	for _, a := range m.Attachments {
+	files, stickers, embeds := m.Attachments, m.Stickers, m.Embeds
+	if f := m.ForwardedMessage; f != nil {
+		files = append(slices.Clip(files), f.Attachments...)
+		stickers = append(slices.Clip(stickers), f.Stickers...)
+		embeds = append(slices.Clip(embeds), f.Embeds...)
+	}
+	for _, a := range files {
 		parts.Files = append(parts.Files, a.FileName)
 	}
-	for _, st := range m.Stickers {
+	for _, st := range stickers {
 		parts.Stickers = append(parts.Stickers, st.Name)
 	}
-	for _, e := range m.Embeds {
+	for _, e := range embeds {
 		parts.Embeds = append(parts.Embeds, api.Embed{Title: e.Title, Description: e.Description})
 	}
 	out.Content = api.WithParts(out.Content, parts)
