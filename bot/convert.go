@@ -3,6 +3,7 @@ package bot
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/diamondburned/arikawa/v3/discord"
@@ -67,16 +68,22 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 
 // parts is what a message carries besides its text that search should
 // find: attachment file names, sticker names, embed titles and
-// descriptions.
+// descriptions; a forward's too, as an import stores them.
 func parts(m *discord.Message) api.Parts {
 	var p api.Parts
-	for _, a := range m.Attachments {
+	files, stickers, embeds := m.Attachments, m.Stickers, m.Embeds
+	for _, s := range m.MessageSnapshots {
+		files = append(slices.Clip(files), s.Message.Attachments...)
+		stickers = append(slices.Clip(stickers), s.Message.Stickers...)
+		embeds = append(slices.Clip(embeds), s.Message.Embeds...)
+	}
+	for _, a := range files {
 		p.Files = append(p.Files, a.Filename)
 	}
-	for _, s := range m.Stickers {
+	for _, s := range stickers {
 		p.Stickers = append(p.Stickers, s.Name)
 	}
-	for _, e := range m.Embeds {
+	for _, e := range embeds {
 		p.Embeds = append(p.Embeds, api.Embed{Title: e.Title, Description: e.Description})
 	}
 	return p

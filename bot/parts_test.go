@@ -50,3 +50,18 @@ func TestCommandRepliesKeepTheirNames(t *testing.T) {
 		}
 	}
 }
+
+// A forward stores its snapshot's file names, stickers and link previews
+// as its text, as an import of the same message does: a forwarded photo
+// is found by its name, and is not stored empty.
+func TestUpsertForwardParts(t *testing.T) {
+	m := message(general, user(alice, "alice"), t0, "")
+	m.Reference = &discord.MessageReference{Type: discord.MessageReferenceTypeForward, MessageID: 9, ChannelID: staff}
+	m.MessageSnapshots = []discord.MessageSnapshot{{Message: discord.MessageSnapshotMessage{Content: "look at this",
+		Attachments: []discord.Attachment{{Filename: "receipt.jpg"}}, Stickers: []discord.StickerItem{{Name: "Wave"}},
+		Embeds: []discord.Embed{{Title: "Zebra facts", Description: "all about zebras"}}}}}
+	want := "look at this\n📎 receipt.jpg\n[sticker: Wave]\n🔗 Zebra facts — all about zebras"
+	if u := upsert(&m, nil); u.Content != want || u.Partial || u.ReplyToID != 0 {
+		t.Errorf("forward: partial %v, reply %d, content %q; want %q", u.Partial, u.ReplyToID, u.Content, want)
+	}
+}
