@@ -198,6 +198,7 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 	msg, err := b.state.EditInteractionResponse(e.AppID, e.Token, edit)
 	if err != nil {
 		b.log.Error("cannot send an answer", "command", commandName(e), "err", err)
+		b.notShown(e, l, update)
 		return
 	}
 	if r != nil && r.quotes != nil {
@@ -210,6 +211,25 @@ func (b *Bot) interact(e *gateway.InteractionCreateEvent) {
 		// and the LLM take seconds), its access check run before this
 		// record.
 		b.recheckAnswers(e.GuildID)
+	}
+}
+
+// notShown tells the member in one plain line that their reply could not
+// be sent (Discord, or arikawa's check of Discord's limits, refused it),
+// rather than leaving them on "thinking…" until the interaction expires.
+// A page pressed on stays, the line beside it.
+func (b *Bot) notShown(e *gateway.InteractionCreateEvent, l lang, update bool) {
+	line := option.NewNullableString(l.say("notShown"))
+	var err error
+	if update {
+		_, err = b.state.FollowUpInteraction(e.AppID, e.Token, dapi.InteractionResponseData{
+			Content: line, Flags: discord.EphemeralMessage, AllowedMentions: noPings()})
+	} else {
+		_, err = b.state.EditInteractionResponse(e.AppID, e.Token, dapi.EditInteractionResponseData{
+			Content: line, Embeds: &[]discord.Embed{}, Components: &discord.ContainerComponents{}, AllowedMentions: noPings()})
+	}
+	if err != nil {
+		b.log.Error("cannot say the answer was not sent", "command", commandName(e), "err", err)
 	}
 }
 

@@ -65,6 +65,7 @@ var lines = map[string][2]string{
 	// Errors, one line each.
 	"notReady":      {"Search is not ready: %s.", "검색을 아직 쓸 수 없어요: %s."},
 	"didNotWork":    {"That did not work: %s.", "처리하지 못했어요: %s."},
+	"notShown":      {"The answer could not be shown in Discord; the bot's log says why.", "답을 디스코드에 보여 주지 못했어요. 원인은 봇 로그에 있어요."},
 	"failedInside":  {"Search failed inside searchd; the log there says why.", "searchd 안에서 검색이 실패했어요. 원인은 searchd 로그에 있어요."},
 	"down":          {"Search is down right now (searchd is not running). Try again in a minute.", "지금은 검색을 쓸 수 없어요 (searchd가 꺼져 있어요). 잠시 뒤에 다시 해 주세요."},
 	"tooLong":       {"That took too long. Try a narrower question.", "너무 오래 걸렸어요. 더 좁혀서 물어봐 주세요."},

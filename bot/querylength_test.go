@@ -2,6 +2,8 @@ package bot
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -60,5 +62,25 @@ func TestRefusalOfALongDateFitsAMessage(t *testing.T) {
 		if !strings.HasPrefix(c, "That did not work: since:") || utf8.RuneCountInString(c) > 2000 {
 			t.Errorf("a refused date of 3,000 %q: %d characters: %.80q", unit, utf8.RuneCountInString(c), c)
 		}
+	}
+}
+
+// When Discord refuses the answer itself (a 400: something in it Discord
+// will not show), the member who asked is told in one plain line instead
+// of waiting on "thinking…" until the interaction expires.
+func TestAnswerDiscordRefusesIsReplacedByALine(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	e.mu.Lock()
+	token := fmt.Sprintf("token-%d", e.seq+1)
+	e.mu.Unlock()
+	original := "/webhooks/7000/" + token + "/messages/@original"
+	e.discord.Fault("PATCH", original, http.StatusBadRequest, 1)
+	e.interaction(bob, 2, query("what happened with the boiler?"))
+	edits := e.discord.WaitCalls("PATCH", original, 2)
+	var last map[string]any
+	json.Unmarshal(edits[len(edits)-1].Body, &last)
+	if c, _ := last["content"].(string); !strings.Contains(c, "could not be shown") || embedText(last) != "[]" {
+		t.Errorf("after Discord refused the answer: %s", edits[len(edits)-1].Body)
 	}
 }
