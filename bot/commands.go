@@ -419,14 +419,15 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 // the message belongs to.
 func (b *Bot) related(ctx context.Context, e *gateway.InteractionCreateEvent, d *discord.CommandInteraction, l lang) (*reply, error) {
 	msg, ok := d.Resolved.Messages[d.TargetMessageID()]
-	if !ok || strings.TrimSpace(msg.Content) == "" {
+	text := said(&msg) // a forward's text too
+	if !ok || strings.TrimSpace(text) == "" {
 		return nil, &userError{id: "noText"}
 	}
 	channels, err := b.channelFilter(e.GuildID, e.Member, e.ChannelID, 0)
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{"q": {truncate(msg.Content, 1000)}, "limit": {"6"}}
+	q := url.Values{"q": {truncate(text, 1000)}, "limit": {"6"}}
 	for _, c := range channels {
 		q.Add("channel", c.String())
 	}

@@ -37,12 +37,7 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	if r := m.Reference; r != nil {
 		switch {
 		case r.Type == discord.MessageReferenceTypeForward && len(m.MessageSnapshots) > 0:
-			// A forward's text lives in its snapshot.
-			var parts []string
-			for _, s := range m.MessageSnapshots {
-				parts = append(parts, s.Message.Content)
-			}
-			u.Content = strings.TrimSpace(strings.Join(append([]string{u.Content}, parts...), "\n"))
+			u.Content = said(m)
 		case m.Type == discord.InlinedReplyMessage:
 			u.ReplyToID = api.ID(r.MessageID)
 		}
@@ -64,6 +59,19 @@ func upsert(m *discord.Message, member *discord.Member) api.MessageUpsert {
 	// Never from Discord (4,000 characters), but a forward's snapshots add up.
 	u.Content, _ = api.Clip(u.Content, api.MaxContentBytes)
 	return u
+}
+
+// said is a message's text with, for a forward, the forwarded text,
+// which lives in its snapshots.
+func said(m *discord.Message) string {
+	if r := m.Reference; r == nil || r.Type != discord.MessageReferenceTypeForward {
+		return m.Content
+	}
+	lines := []string{m.Content}
+	for _, s := range m.MessageSnapshots {
+		lines = append(lines, s.Message.Content)
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // parts is what a message carries besides its text that search should

@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/diamondburned/arikawa/v3/discord"
 )
@@ -63,5 +65,20 @@ func TestUpsertForwardParts(t *testing.T) {
 	want := "look at this\n📎 receipt.jpg\n[sticker: Wave]\n🔗 Zebra facts — all about zebras"
 	if u := upsert(&m, nil); u.Content != want || u.Partial || u.ReplyToID != 0 {
 		t.Errorf("forward: partial %v, reply %d, content %q; want %q", u.Partial, u.ReplyToID, u.Content, want)
+	}
+}
+
+// "Find related conversations" on a forward searches with the forwarded
+// text, which is what the member sees: it said the message had no text.
+func TestRelatedToAForward(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	target := message(general, user(bob, "bob"), t0.Add(100*24*time.Hour), "")
+	target.Reference = &discord.MessageReference{Type: discord.MessageReferenceTypeForward, MessageID: 9, ChannelID: general}
+	target.MessageSnapshots = []discord.MessageSnapshot{{Message: discord.MessageSnapshotMessage{Content: "is the boiler fixed yet"}}}
+	_, edit, _ := e.interaction(bob, 2, map[string]any{"id": "9002", "name": cmdRelated, "type": 3,
+		"target_id": target.ID.String(), "resolved": map[string]any{"messages": map[string]any{target.ID.String(): target}}})
+	if text := embedText(edit); !strings.Contains(text, "Related conversations") || !strings.Contains(text, "boiler broke again") {
+		t.Errorf("related to a forward: %v", edit)
 	}
 }
