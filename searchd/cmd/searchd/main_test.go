@@ -363,6 +363,10 @@ func TestDoctorBackupForget(t *testing.T) {
 	if out, err := run(t, "forget", "--data", data, "--channel", sample.GeneralID); err != nil {
 		t.Fatalf("forget --channel: %v\n%s", err, out)
 	}
+	// A mistyped ID forgets nothing, and says so.
+	if out, err := run(t, "forget", "--data", data, "--channel", "123456789"); err != nil || !strings.Contains(out, "no stored message matched") {
+		t.Errorf("forget of a channel never stored: %v\n%s", err, out)
+	}
 	db, err := sqlite.Open(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)

@@ -126,6 +126,10 @@ func (m *Main) forgetCmd() *ffcli.Command {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))
+			if n == 0 {
+				// A mistyped ID forgets nothing and would pass for done.
+				fmt.Fprintln(m.Stdout, "no stored message matched: check the ID (Discord: Copy Channel ID / Copy User ID) or the time")
+			}
 			set := map[int64]bool{}
 			for _, ch := range channels {
 				set[ch] = true
