@@ -59,6 +59,9 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if !citeRE.MatchString(answer) {
 		return errors.New("the summary cites no result")
 	}
+	if echoesLayout(answer) {
+		return errors.New("the summary repeats the prompt's layout")
+	}
 	seen := map[string]int{}
 	for _, f := range fragmentRE.Split(strings.ToLower(citeRE.ReplaceAllString(answer, "")), -1) {
 		if f = strings.TrimSpace(f); len(f) >= 10 {
@@ -68,6 +71,24 @@ func checkSummary(answer, question, input string, shown []int) error {
 		}
 	}
 	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input)
+}
+
+// The prompt's own layout (summaryInput), which a small model gives back
+// in place of an answer: its labels starting a line, and results listed
+// as it lists them, a line starting with a citation and a date. One such
+// line followed by words may be an answer ("[1] 2025-03-03: Minsu
+// said..."); one with nothing after the date, or two, are a listing,
+// whatever their words (SmolLM2 wrote results of its own, with messages,
+// dates and years no result had).
+var (
+	labelRE      = regexp.MustCompile(`(?mi)^\s*(?:question|results)\s*:`)
+	headerRE     = regexp.MustCompile(`(?m)^\s*` + citeRE.String() + `\s*\d{4}-\d{1,2}-\d{1,2}`)
+	headerLineRE = regexp.MustCompile(`(?m)^\s*` + citeRE.String() + `\s*\d{4}-\d{1,2}-\d{1,2}\s*$`)
+)
+
+// echoesLayout says whether answer gives back the prompt's layout.
+func echoesLayout(answer string) bool {
+	return labelRE.MatchString(answer) || headerLineRE.MatchString(answer) || len(headerRE.FindAllString(answer, 3)) >= 2
 }
 
 // citeRE is a bracketed group holding a number: [1], and what small

@@ -39,6 +39,12 @@ func TestCheckSummary(t *testing.T) {
 		// The prompt's rules given back (the shape of Gemma 3's in the issue).
 		"You answer a question about a group chat using only the numbered search results given. Rules: [1]": "repeats the prompt",
 		"Use only facts stated in the results [1].":                                                         "repeats the prompt",
+		// The prompt's layout given back: its labels, or results listed as
+		// it lists them; one line of that form may answer.
+		"Question: what did alex say about the boiler? [1]":                        "repeats the prompt",
+		"[1] 2023-11-14: alex moved\n[2] 2023-11-15: sam moved":                    "repeats the prompt",
+		"[1] 2023-11-14\n  alex: the boiler is fixed, the plumber came":            "repeats the prompt",
+		"[1] 2023-11-14: Alex said the boiler broke again and Sam knew a plumber.": "",
 		// The results given back as they were shown.
 		"[1] 2023-11-14 alex: the boiler broke again this morning, no hot water at all sam: call a plumber for the boiler, the one from last winter was good": "copies out",
 		// Another language or script than the question's.
@@ -108,7 +114,9 @@ func TestCatchupRefusesWhatIsNotALine(t *testing.T) {
 // the prompt and input as Query sends them) are all refused, each for
 // what it is. The one of Gemma 3 giving back the rules, "mendatanguser に通い"
 // and the results themselves passed the checks before these (it cites
-// [1] and [2][3], which up to eight results shown allows).
+// [1] and [2][3], which up to eight results shown allows); SmolLM2's
+// results of its own in the prompt's layout (the eval exports) passed
+// before the layout check.
 func TestRealSummariesRefused(t *testing.T) {
 	for _, c := range recordedOutputs[struct{ Model, Question, Input, Output string }](t, "testdata/summaries.jsonl") {
 		out := strings.TrimSpace(c.Output)
