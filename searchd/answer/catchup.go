@@ -148,7 +148,7 @@ func parseLine(out, messages string) (*sqlite.Summary, error) {
 	if err := checkWritten("the summary", r.Summary, catchupPrompt, messages, messages); err != nil {
 		return nil, &refusedLine{err}
 	}
-	if copiesAt(r.Summary, messages, lineCopyWords, lineCopyShare) {
+	if copiesAt(r.Summary, messages, lineCopyWords, lineCopyShare) || givesBack(r.Summary, messages) {
 		return nil, &refusedLine{errors.New("the summary is one of the messages given back")}
 	}
 	r.Keywords = slices.DeleteFunc(r.Keywords, func(k string) bool {

@@ -79,7 +79,38 @@ func copies(text, material string) bool {
 const (
 	lineCopyShare = 0.8
 	lineCopyWords = copyRun
+	// givenBackShare of a message's words found in a line make the line
+	// that message given back (givesBack).
+	givenBackShare = 0.5
 )
+
+// givesBack says whether line reproduces half or more of one of messages
+// (lines of "- " and a message), measured from the message's side: of
+// a message of three runs or more, givenBackShare of its words in runs of
+// copyRun words found in line. A message given back with a few words
+// changed and a sentence added is under copiesAt's share of the line,
+// and is still one message, not the conversation (SmolLM2's "Hey Maria,
+// I'm here for you. Last Friday..."); a line quoting a phrase of a long
+// message is not.
+func givesBack(line string, messages string) bool {
+	runs := ngrams(words(line), copyRun)
+	for _, m := range strings.Split(messages, "\n") {
+		ws := words(m)
+		if len(ws) < 3*copyRun {
+			continue
+		}
+		n := 0
+		for _, in := range inRuns(ws, copyRun, runs) {
+			if in {
+				n++
+			}
+		}
+		if float64(n) >= givenBackShare*float64(len(ws)) {
+			return true
+		}
+	}
+	return false
+}
 
 func copiesAt(text, material string, copyWords int, copyShare float64) bool {
 	ws := words(text)

@@ -138,6 +138,7 @@ func TestRealSummariesRefused(t *testing.T) {
 // the catch-up prompt, the demo's conversations) are all refused: JSON
 // cut by the token limit or of another shape, the prompt's placeholders,
 // and one of the messages given back as the line (SmolLM2's boiler line,
+// and its locomo-dev line, a message rewritten with a sentence added,
 // which the checks before these took).
 func TestRealCatchupLinesRefused(t *testing.T) {
 	for _, c := range recordedOutputs[struct{ Model, Messages, Output string }](t, "testdata/catchup.jsonl") {
@@ -149,6 +150,11 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 	if _, err := parseLine(`{"summary":"hajun's boiler burst; a repair visit and a new pressure valve","keywords":["boiler"]}`,
 		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve. check that first\n"); err != nil {
 		t.Errorf("a summary refused: %v", err)
+	}
+	// A line quoting a phrase of a long message is not that message.
+	if _, err := parseLine(`{"summary":"hajun's boiler burst, and the boiler guy at my place said to check the valve","keywords":["boiler"]}`,
+		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve, check that first and call him if it still leaks after\n"); err != nil {
+		t.Errorf("a line quoting a message refused: %v", err)
 	}
 }
 
