@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"dsearch/searchd/search"
 	"dsearch/shared/api"
@@ -59,6 +60,11 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if !citeRE.MatchString(answer) {
 		return errors.New("the summary cites no result")
 	}
+	// Citations alone answer nothing ("[1][2]."): a date or a name is
+	// an answer, brackets and punctuation are not.
+	if !strings.ContainsFunc(citeRE.ReplaceAllString(answer, ""), func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		return errors.New("the summary says nothing but its citations")
+	}
 	if echoesLayout(answer) {
 		return errors.New("the summary repeats the prompt's layout")
 	}
@@ -92,18 +98,25 @@ func echoesLayout(answer string) bool {
 }
 
 // citeRE is a bracketed group holding a number: [1], and what small
-// models write besides, [2, 3], [2-3], [ 3 ], 【3】. Each is a citation,
+// models write besides, [2, 3], [2-3], [ 3 ], 【3】, ［３］ (full-width
+// digits, as the full-width brackets come with them). Each is a citation,
 // every number in it (a range: every number it spans) one that must have
 // been shown: a list or a range passed unchecked, and the page then showed
 // results the model had not seen under its words.
 var (
-	citeRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*\d[^\]】］\[【［]*[\]】］]`)
+	citeRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]`)
 	rangeRE = regexp.MustCompile(`(\d+)\s*[-–~]\s*(\d+)|(\d+)`)
 )
 
 // badCitation returns the first number cited of a result not shown.
 func badCitation(answer string, shown []int) (int, bool) {
 	for _, group := range citeRE.FindAllString(answer, -1) {
+		group = strings.Map(func(r rune) rune {
+			if '０' <= r && r <= '９' {
+				return r - '０' + '0'
+			}
+			return r
+		}, group)
 		for _, m := range rangeRE.FindAllStringSubmatch(group, -1) {
 			lo, hi := m[3], m[3]
 			if m[3] == "" {

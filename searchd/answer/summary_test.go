@@ -32,6 +32,11 @@ func TestCheckSummary(t *testing.T) {
 		"Alex moved in March [1][2].": "",
 		"See [3].":                    "cited [3]",
 		"Alex moved in March.":        "cites no result",
+		"[1][2].":                     "nothing but its citations",
+		" [1] ":                       "nothing but its citations",
+		"2023-11-14 [1]":              "",
+		"Alex moved ［１］.":             "",
+		"Alex moved [1] and ［９］.":     "cited [9]",
 		"i replaced the boiler, i replaced the boiler, i replaced the boiler [1]": "repeats itself",
 		// Quoting a message is an answer, not a copy.
 		"Alex said the boiler broke again this morning, no hot water at all [1].": "",
