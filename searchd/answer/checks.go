@@ -164,17 +164,37 @@ func otherLanguage(text, want, material string) string {
 	if total < minLetters {
 		return ""
 	}
-	ws := script.Dominant(script.Letters(want))
+	ws := mainScript(want)
 	if ws == script.None {
 		return ""
 	}
-	if script.Dominant(got) != ws {
+	if mainScript(strings.Join(own, " ")) != ws {
 		return "is not in the language of the question"
 	}
 	if ws == script.Latin && isEnglish(words(want)) && len(own) >= 8 && !isEnglish(words(text)) {
 		return "is not in the language of the question"
 	}
 	return ""
+}
+
+// mainScript is the script most of text's words are in, a tie going to
+// the script that is not Latin. Counted in words, not letters
+// (script.Words): a Korean syllable holds what two or three Latin letters
+// do, and by letters "Pokemon 새 게임 누가 샀어?" was an English question, a
+// Korean answer to it refused and an English one taken; in a tie the
+// Latin words are a title or a name in a Korean sentence ("Death
+// Stranding 엔딩 어땠대?").
+func mainScript(text string) script.Script {
+	n := script.Words(text)
+	best := script.Dominant(n)
+	if best == script.Latin {
+		for s := script.Latin + 1; s <= script.Other; s++ {
+			if n[s] == n[best] {
+				return s
+			}
+		}
+	}
+	return best
 }
 
 // isEnglish says whether a twentieth or more of ws are frequent English

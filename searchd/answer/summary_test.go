@@ -81,6 +81,26 @@ func TestCheckSummary(t *testing.T) {
 	}
 }
 
+// A Korean question with a title in Latin letters is a Korean question:
+// its language is told by words, not letters.
+func TestCheckSummaryMixedScriptQuestion(t *testing.T) {
+	_, results := shownResults()
+	for _, c := range []struct{ q, answer, want string }{
+		{"Pokemon 새 게임 누가 샀어?", "민수는 다음 달에 부산으로 이사 간다고 했고 새 게임 이야기는 결과에 없어요 [2].", ""},
+		{"Pokemon 새 게임 누가 샀어?", "Nobody in the results says who bought the new game, only moving plans [2].", "language of"},
+		{"Death Stranding 엔딩 어땠대?", "결과에는 데스 스트랜딩 엔딩 이야기가 없고 보일러 고장 이야기만 있어요 [1].", ""},
+		{"Death Stranding 엔딩 어땠대?", "The results do not say anything about how the game ended, sorry [1].", "language of"},
+		// An English question naming a Korean speaker is English.
+		{"what did 민수 say about moving to a new place?", "민수는 다음 달에 부산으로 이사 간다고 했어요, 회사 가까운 곳이래요 [2].", "language of"},
+	} {
+		input, shown := summaryInput(c.q, results)
+		err := checkSummary(c.answer, c.q, input, shown)
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("checkSummary(%q) for %q = %v, want %q", c.answer, c.q, err, c.want)
+		}
+	}
+}
+
 func TestBadCitation(t *testing.T) {
 	for answer, want := range map[string]int{"Alex moved [1][2].": 0, "See [3].": 3, "[0] says so": 0, "no citation": 0} {
 		n, bad := badCitation(answer, []int{1, 2})
