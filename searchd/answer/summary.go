@@ -65,6 +65,9 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if !strings.ContainsFunc(citeRE.ReplaceAllString(answer, ""), func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 		return errors.New("the summary says nothing but its citations")
 	}
+	if asks(citeRE.ReplaceAllString(answer, " "), question) {
+		return errors.New("the summary repeats the prompt's question")
+	}
 	if echoesLayout(answer) {
 		return errors.New("the summary repeats the prompt's layout")
 	}
@@ -91,6 +94,23 @@ var (
 	headerRE     = regexp.MustCompile(`(?m)^\s*` + citeRE.String() + `\s*\d{4}-\d{1,2}-\d{1,2}`)
 	headerLineRE = regexp.MustCompile(`(?m)^\s*` + citeRE.String() + `\s*\d{4}-\d{1,2}-\d{1,2}\s*$`)
 )
+
+// asks says whether text is the question given back, whole or nearly: its
+// words a run of the question's, four in five of them or more (three or
+// more), in any language. A short answer may take a few of the
+// question's words, not the question.
+func asks(text, question string) bool {
+	ws, qs := words(text), words(question)
+	if len(ws) < 3 || 5*len(ws) < 4*len(qs) {
+		return false
+	}
+	for i := 0; i+len(ws) <= len(qs); i++ {
+		if slices.Equal(ws, qs[i:i+len(ws)]) {
+			return true
+		}
+	}
+	return false
+}
 
 // echoesLayout says whether answer gives back the prompt's layout.
 func echoesLayout(answer string) bool {

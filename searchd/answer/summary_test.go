@@ -46,6 +46,9 @@ func TestCheckSummary(t *testing.T) {
 		"Use only facts stated in the results [1].":                                                         "repeats the prompt",
 		// The prompt's layout given back: its labels, or results listed as
 		// it lists them; one line of that form may answer.
+		"What did Alex say about the boiler? [1]":                                  "repeats the prompt",
+		"did alex say about the boiler [1]":                                        "repeats the prompt",
+		"alex, about the boiler [1]":                                               "",
 		"Question: what did alex say about the boiler? [1]":                        "repeats the prompt",
 		"[1] 2023-11-14: alex moved\n[2] 2023-11-15: sam moved":                    "repeats the prompt",
 		"[1] 2023-11-14\n  alex: the boiler is fixed, the plumber came":            "repeats the prompt",
@@ -71,6 +74,7 @@ func TestCheckSummary(t *testing.T) {
 	koInput, _ := summaryInput(ko, results)
 	for answer, want := range map[string]string{
 		"민수는 다음 달에 부산으로 이사 간다고 했어요 [2].":                                          "",
+		"민수가 이사 간다고 한 게 언제였지? [2]":                                                "repeats the prompt",
 		"alex가 말한 boiler 이야기는 아니고, 민수는 부산으로 이사 간다고 했어요 [2].":                      "",
 		"Minsu said he is moving to Busan next month, according to the chat [2].": "language of",
 	} {
