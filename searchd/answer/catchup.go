@@ -145,6 +145,10 @@ func parseLine(out, messages string) (*sqlite.Summary, error) {
 	if strings.HasPrefix(strings.TrimSpace(r.Summary), "<") {
 		return nil, &refusedLine{errors.New("summary is the prompt's placeholder, not a summary")}
 	}
+	// A loop closed before the token limit is still a loop.
+	if repeats(r.Summary) {
+		return nil, &refusedLine{errors.New("the summary repeats itself")}
+	}
 	if err := checkWritten("the summary", r.Summary, catchupPrompt, messages, messages); err != nil {
 		return nil, &refusedLine{err}
 	}

@@ -71,13 +71,8 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if echoesLayout(answer) {
 		return errors.New("the summary repeats the prompt's layout")
 	}
-	seen := map[string]int{}
-	for _, f := range fragmentRE.Split(strings.ToLower(citeRE.ReplaceAllString(answer, "")), -1) {
-		if f = strings.TrimSpace(f); len(f) >= 10 {
-			if seen[f]++; seen[f] == 3 {
-				return errors.New("the summary repeats itself")
-			}
-		}
+	if repeats(citeRE.ReplaceAllString(answer, "")) {
+		return errors.New("the summary repeats itself")
 	}
 	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input)
 }
@@ -115,6 +110,21 @@ func asks(text, question string) bool {
 // echoesLayout says whether answer gives back the prompt's layout.
 func echoesLayout(answer string) bool {
 	return labelRE.MatchString(answer) || headerLineRE.MatchString(answer) || len(headerRE.FindAllString(answer, 3)) >= 2
+}
+
+// repeats says whether text holds one phrase (of ten bytes or more,
+// between punctuation) three times: a model looping until its token
+// limit.
+func repeats(text string) bool {
+	seen := map[string]int{}
+	for _, f := range fragmentRE.Split(strings.ToLower(text), -1) {
+		if f = strings.TrimSpace(f); len(f) >= 10 {
+			if seen[f]++; seen[f] == 3 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // citeRE is a bracketed group holding a number: [1], and what small

@@ -180,6 +180,12 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve. check that first\n"); err != nil {
 		t.Errorf("a summary refused: %v", err)
 	}
+	// Gemma 3's loop (recorded above, cut by the token limit) closed
+	// before the limit is refused all the same.
+	if _, err := parseLine(`{"summary":"The house is in the neighborhood of the city. It is a 10-story building. It is a 10-story building. It is a 10-story building.","keywords":[]}`,
+		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "repeats itself") {
+		t.Errorf("a looping line: %v", err)
+	}
 	// A line quoting a phrase of a long message is not that message.
 	if _, err := parseLine(`{"summary":"hajun's boiler burst, and the boiler guy at my place said to check the valve","keywords":["boiler"]}`,
 		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve, check that first and call him if it still leaks after\n"); err != nil {
