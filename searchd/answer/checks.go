@@ -141,6 +141,20 @@ func ownWords(text, material string) []string {
 	return out
 }
 
+// minWords is how many words a text needs before one without a word in
+// the question's script is taken as in another language: a reply of a
+// few names or titles ("Alex, Sam [1]") may have none.
+const minWords = 5
+
+// wordCount is the number of words counted in n (script.Words).
+func wordCount(n map[script.Script]int) int {
+	total := 0
+	for _, c := range n {
+		total += c
+	}
+	return total
+}
+
 // minLetters is how many letters of its own a text needs before its
 // language is judged: a short reply made of names and numbers has none.
 const minLetters = 12
@@ -161,11 +175,17 @@ func otherLanguage(text, want, material string) string {
 			return "is written in a script neither the question nor the results use"
 		}
 	}
-	if total < minLetters {
-		return ""
-	}
 	ws := mainScript(want)
 	if ws == script.None {
+		return ""
+	}
+	// Taken words may be in any script, but a sentence in the question's
+	// language has some of its own: an English answer to a Korean
+	// question made of the results' English words was taken.
+	if all := script.Words(text); all[ws] == 0 && wordCount(all) >= minWords {
+		return "is not in the language of the question"
+	}
+	if total < minLetters {
 		return ""
 	}
 	if mainScript(strings.Join(own, " ")) != ws {

@@ -105,6 +105,27 @@ func TestCheckSummaryMixedScriptQuestion(t *testing.T) {
 	}
 }
 
+// An answer made of the results' words is still in a language: one with
+// no word in the question's script is not in the question's, though
+// each of its words was taken.
+func TestCheckSummaryOfTakenWords(t *testing.T) {
+	_, results := shownResults()
+	for _, c := range []struct{ q, answer, want string }{
+		{"알렉스가 보일러에 대해 뭐라고 했어?", "alex said the boiler broke again this morning [1].", "language of"},
+		{"알렉스가 보일러에 대해 뭐라고 했어?", "the boiler broke again this morning, call a plumber [1].", "language of"},
+		{"알렉스가 보일러에 대해 뭐라고 했어?", "alex는 the boiler broke again this morning이라고 했어요 [1].", ""},
+		{"누가 보일러 고치라고 했어?", "sam [1]", ""},
+		{"what did minsu say about moving?", "민수: 다음 달에 부산으로 이사 간다고 했잖아 [2]", "language of"},
+		{"what did minsu say about moving?", "Minsu said 다음 달에 부산으로 이사 간다고 [2].", ""},
+	} {
+		input, shown := summaryInput(c.q, results)
+		err := checkSummary(c.answer, c.q, input, shown)
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("checkSummary(%q) for %q = %v, want %q", c.answer, c.q, err, c.want)
+		}
+	}
+}
+
 func TestBadCitation(t *testing.T) {
 	for answer, want := range map[string]int{"Alex moved [1][2].": 0, "See [3].": 3, "[0] says so": 0, "no citation": 0} {
 		n, bad := badCitation(answer, []int{1, 2})
