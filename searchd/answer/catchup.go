@@ -149,7 +149,7 @@ func parseLine(out, messages string) (*sqlite.Summary, error) {
 	if repeats(r.Summary) {
 		return nil, &refusedLine{errors.New("the summary repeats itself")}
 	}
-	if err := checkWritten("the summary", r.Summary, catchupPrompt, messages, messages); err != nil {
+	if err := checkWritten("the summary", r.Summary, catchupPrompt, messages, messages, true); err != nil {
 		return nil, &refusedLine{err}
 	}
 	if copiesAt(r.Summary, messages, lineCopyWords, lineCopyShare) || givesBack(r.Summary, messages) {

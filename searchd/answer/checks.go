@@ -161,8 +161,11 @@ const minLetters = 12
 
 // otherLanguage says why text is not in the language of want (the
 // question, or the messages a catch-up line is about), or "" when it is
-// or cannot be told. Only the text's own words count (ownWords).
-func otherLanguage(text, want, material string) string {
+// or cannot be told. Only the text's own words count (ownWords). With
+// mixed (a conversation), each script of a third of want's words or more
+// is its language: friends write Korean and English in one conversation,
+// and a line in either tells it.
+func otherLanguage(text, want, material string, mixed bool) string {
 	own := ownWords(text, material+" "+want)
 	got := script.Letters(strings.Join(own, " "))
 	total := 0
@@ -179,19 +182,30 @@ func otherLanguage(text, want, material string) string {
 	if ws == script.None {
 		return ""
 	}
+	langs := []script.Script{ws}
+	if mixed {
+		n := script.Words(want)
+		for s := script.Latin; s <= script.Other; s++ {
+			if s != ws && n[s] > 0 && 3*n[s] >= wordCount(n) {
+				langs = append(langs, s)
+			}
+		}
+	}
 	// Taken words may be in any script, but a sentence in the question's
 	// language has some of its own: an English answer to a Korean
 	// question made of the results' English words was taken.
-	if all := script.Words(text); all[ws] == 0 && wordCount(all) >= minWords {
+	all := script.Words(text)
+	if wordCount(all) >= minWords && !slices.ContainsFunc(langs, func(s script.Script) bool { return all[s] > 0 }) {
 		return "is not in the language of the question"
 	}
 	if total < minLetters {
 		return ""
 	}
-	if mainScript(strings.Join(own, " ")) != ws {
+	gs := mainScript(strings.Join(own, " "))
+	if !slices.Contains(langs, gs) {
 		return "is not in the language of the question"
 	}
-	if ws == script.Latin && isEnglish(words(want)) && len(own) >= 8 && !isEnglish(words(text)) {
+	if gs == script.Latin && isEnglish(words(want)) && len(own) >= 8 && !isEnglish(words(text)) {
 		return "is not in the language of the question"
 	}
 	return ""
@@ -235,14 +249,14 @@ func isEnglish(ws []string) bool {
 // wholesale or is in another language than want: what every LLM text
 // shown to a user must pass (a summary, a catch-up line). The error
 // never quotes the text.
-func checkWritten(what, text, instructions, want, material string) error {
+func checkWritten(what, text, instructions, want, material string, mixed bool) error {
 	switch {
 	case echoes(text, instructions):
 		return errors.New(what + " repeats the prompt's instructions")
 	case copies(text, material):
 		return errors.New(what + " copies out what it was shown")
 	}
-	if why := otherLanguage(text, want, material); why != "" {
+	if why := otherLanguage(text, want, material, mixed); why != "" {
 		return errors.New(what + " " + why)
 	}
 	return nil

@@ -74,7 +74,7 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if repeats(citeRE.ReplaceAllString(answer, "")) {
 		return errors.New("the summary repeats itself")
 	}
-	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input)
+	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input, false)
 }
 
 // The prompt's own layout (summaryInput), which a small model gives back

@@ -214,6 +214,25 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 	}
 }
 
+// A conversation in Korean and English (the sample's general channel) is
+// told in either: a Korean line was refused as not in its language, which
+// its English messages' words outnumbered.
+func TestCatchupLineInEitherLanguageOfAMixedConversation(t *testing.T) {
+	msgs := "- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- 헐 괜찮아? 수리 기사 불렀어?\n- the boiler guy at my place said it was the pressure valve. check that first\n" +
+		"- 압력 밸브 맞대 ㅋㅋ 교체비 12만원\n- 나 다음 달에 이사 가\n- congrats on the new place! moving is such a pain though\n"
+	for line, want := range map[string]string{
+		"hajun's boiler burst; a repair visit and a new pressure valve":     "",
+		"하준이네 보일러가 터져서 압력 밸브를 교체했다":                                         "",
+		"ハジュンのボイラーが壊れて圧力弁を交換した":                                             "script",
+		"Boiler meledak dan katup tekanan diganti oleh tukang kemarin pagi": "language of",
+	} {
+		_, err := parseLine(`{"summary":"`+line+`","keywords":[]}`, msgs)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", line, err, want)
+		}
+	}
+}
+
 // recordedOutputs reads the cases of a JSON Lines file of recorded model
 // outputs; a file without any fails the test.
 func recordedOutputs[T any](t *testing.T, path string) []T {
