@@ -2,7 +2,9 @@ package answer
 
 import (
 	"errors"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -245,6 +247,30 @@ func isEnglish(ws []string) bool {
 	return n > 0 && 20*n >= len(ws)
 }
 
+// namedYearRE is a year as a text writes one: 1900 to 2099, alone or in a
+// date (2023-05-08, 2023년).
+var namedYearRE = regexp.MustCompile(`\b(?:19|20)\d\d\b`)
+
+// inventsYear returns a year text names that is more than one year from
+// every year in material (the results, with their dates, and the
+// question), or "": a year no message or date led to is made up (SmolLM2
+// wrote 1984, 2026 and 2027 about messages of 2025). One year either way
+// is what "last year" or "next year" in a message dated so means.
+func inventsYear(text, material string) string {
+	var known []int
+	for _, y := range namedYearRE.FindAllString(material, -1) {
+		n, _ := strconv.Atoi(y)
+		known = append(known, n)
+	}
+	for _, y := range namedYearRE.FindAllString(text, -1) {
+		n, _ := strconv.Atoi(y)
+		if !slices.ContainsFunc(known, func(k int) bool { return k-1 <= n && n <= k+1 }) {
+			return y
+		}
+	}
+	return ""
+}
+
 // checkWritten refuses a text that echoes instructions, copies material
 // wholesale or is in another language than want: what every LLM text
 // shown to a user must pass (a summary, a catch-up line). The error
@@ -255,6 +281,8 @@ func checkWritten(what, text, instructions, want, material string, mixed bool) e
 		return errors.New(what + " repeats the prompt's instructions")
 	case copies(text, material):
 		return errors.New(what + " copies out what it was shown")
+	case inventsYear(text, material+" "+want) != "":
+		return errors.New(what + " names a year nothing it was shown does")
 	}
 	if why := otherLanguage(text, want, material, mixed); why != "" {
 		return errors.New(what + " " + why)

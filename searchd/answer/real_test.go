@@ -72,7 +72,8 @@ func realService(t *testing.T, api, model string) (*Service, *recorder) {
 
 // refusedSummary reports whether a summary was the model's, refused.
 func refusedSummary(answerError string) bool {
-	for _, why := range []string{"cited [", "cites no result", "repeats itself", "repeats the prompt", "copies out", "language of", "script"} {
+	for _, why := range []string{"cited [", "cites no result", "nothing but its citations", "repeats itself", "repeats the prompt", "copies out",
+		"language of", "script", "names a year"} {
 		if strings.Contains(answerError, why) {
 			return true
 		}

@@ -53,6 +53,11 @@ func TestCheckSummary(t *testing.T) {
 		"[1] 2023-11-14: alex moved\n[2] 2023-11-15: sam moved":                    "repeats the prompt",
 		"[1] 2023-11-14\n  alex: the boiler is fixed, the plumber came":            "repeats the prompt",
 		"[1] 2023-11-14: Alex said the boiler broke again and Sam knew a plumber.": "",
+		// A year nothing shown leads to is made up; one either side of a
+		// date shown is what "last year" said then means.
+		"Alex said the boiler broke in 2019 and John fixed it [1].":     "names a year",
+		"Alex said it broke again, as it did in 2022, last winter [1].": "",
+		"Alex said on 2023-11-14 that the boiler broke [1].":            "",
 		// The results given back as they were shown.
 		"[1] 2023-11-14 alex: the boiler broke again this morning, no hot water at all sam: call a plumber for the boiler, the one from last winter was good": "copies out",
 		// Another language or script than the question's.
@@ -74,6 +79,7 @@ func TestCheckSummary(t *testing.T) {
 	koInput, _ := summaryInput(ko, results)
 	for answer, want := range map[string]string{
 		"민수는 다음 달에 부산으로 이사 간다고 했어요 [2].":                                          "",
+		"민수는 2027년에 부산으로 이사 간다고 했어요 [2].":                                         "names a year",
 		"민수가 이사 간다고 한 게 언제였지? [2]":                                                "repeats the prompt",
 		"alex가 말한 boiler 이야기는 아니고, 민수는 부산으로 이사 간다고 했어요 [2].":                      "",
 		"Minsu said he is moving to Busan next month, according to the chat [2].": "language of",
@@ -206,6 +212,11 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 	if _, err := parseLine(`{"summary":"The house is in the neighborhood of the city. It is a 10-story building. It is a 10-story building. It is a 10-story building.","keywords":[]}`,
 		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "repeats itself") {
 		t.Errorf("a looping line: %v", err)
+	}
+	// Messages carry no dates: a year no message names is made up.
+	if _, err := parseLine(`{"summary":"hajun's boiler burst in 2019 and the pressure valve was replaced","keywords":[]}`,
+		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "year") {
+		t.Errorf("a line naming a year: %v", err)
 	}
 	// A line quoting a phrase of a long message is not that message.
 	if _, err := parseLine(`{"summary":"hajun's boiler burst, and the boiler guy at my place said to check the valve","keywords":["boiler"]}`,

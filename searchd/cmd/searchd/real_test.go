@@ -63,7 +63,7 @@ func TestQueryRealOllama(t *testing.T) {
 		if strings.HasPrefix(out, "plan (rules)") && !strings.Contains(out, "\n  (LLM plan: ") {
 			t.Errorf("%s: a rules plan without why the model's was not taken:\n%s", c.model, out)
 		}
-		if strings.Contains(out, "(no answer:") && !regexp.MustCompile(`cited \[|cites no result|repeats itself`).MatchString(out) {
+		if strings.Contains(out, "(no answer:") && !regexp.MustCompile(`cited \[|cites no result|nothing but its citations|repeats itself|repeats the prompt|copies out|language of|script|names a year`).MatchString(out) {
 			t.Errorf("%s: a live model gave no answer:\n%s", c.model, out)
 		}
 		if err := d.stop(); err != nil {
