@@ -252,7 +252,8 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.Config.SummaryTimeout)
 	defer cancel()
-	input, shown := summaryInput(q, resp.Results[:min(len(resp.Results), s.Config.Summarize)])
+	given := resp.Results[:min(len(resp.Results), s.Config.Summarize)]
+	input, shown := summaryInput(q, given)
 	answer, err := s.LLM.Complete(sctx, llm.Request{System: summaryPrompt, Prompt: input,
 		Temperature: 0.3, MaxTokens: summaryTokens})
 	if err != nil {
@@ -262,6 +263,10 @@ func (s *Service) Query(ctx context.Context, req Request) (*Response, error) {
 	answer = strings.TrimSpace(answer)
 	if err := checkSummary(answer, q, input, shown); err != nil {
 		resp.AnswerError = err.Error() + ": results only"
+		return resp, nil
+	}
+	if namesUnshown(answer, input, shownAuthors(given), names) {
+		resp.AnswerError = "the summary names someone the results do not: results only"
 		return resp, nil
 	}
 	resp.Answer = answer

@@ -704,3 +704,28 @@ func TestLLMSeesOnlyTheAskersChannels(t *testing.T) {
 		t.Error("with both channels the LLM never saw the staff channel: the check above cannot fail")
 	}
 }
+
+// A summary naming a member of the channels searched whom the results it
+// was given do not name is refused (namesUnshown), through the pipeline:
+// the results' authors, by the names the index knows, pass.
+func TestSummaryNamingSomeoneNotShownIsRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ summary, refused string }{
+		{"Minsu said the boiler broke [1].", ""},
+		{"Sora fixed the boiler for $500 [1].", "names someone the results do not"},
+	} {
+		f := &fakeOllama{script: []string{`json:{"subqueries":["boiler broke"],"keywords":[]}`, "text:" + c.summary}}
+		s, _ := setup(t, f)
+		if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{{ID: 9, ChannelID: 1, CreatedAt: t0.Add(30 * 24 * time.Hour).UnixMicro(),
+			Content: "pizza on friday?", Type: "Default", Author: searchd.Author{ID: 12, Username: "sora"}}}}, segment.DefaultRules, nil); err != nil {
+			t.Fatal(err)
+		}
+		resp := ask(t, s, "what did alex say about the boiler?")
+		if c.refused == "" && resp.Answer != c.summary {
+			t.Errorf("%q: answer %q (%s), want it taken", c.summary, resp.Answer, resp.AnswerError)
+		}
+		if c.refused != "" && (resp.Answer != "" || !strings.Contains(resp.AnswerError, c.refused)) {
+			t.Errorf("%q: answer %q (%s), want it refused", c.summary, resp.Answer, resp.AnswerError)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"dsearch/searchd/search"
 	"dsearch/shared/api"
@@ -165,4 +166,55 @@ func badCitation(answer string, shown []int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// namesUnshown says whether the summary names a member the model was not
+// shown: someone seen in the channels searched (names) whom neither the
+// question nor the results given (their text, their authors by any of
+// their names: shown) name. The model cannot know who is in the server, so
+// such a name is its own: an answer put in the mouth of a member who may
+// have said nothing of it ("John fixed it for $500 [1]" over results by
+// others). A Latin-script word counts only capitalized, as names are
+// written (a member called Will or May, lower-cased, is a word).
+func namesUnshown(answer, input string, shown map[int64]bool, names map[string][]int64) bool {
+	given := strings.ToLower(input)
+	for _, w := range strings.Fields(citeRE.ReplaceAllString(answer, " ")) {
+		w = strings.Trim(w, ".,!?;:()'\"“”’")
+		first, _ := utf8.DecodeRuneInString(w)
+		if unicode.Is(unicode.Latin, first) && !unicode.IsUpper(first) {
+			continue
+		}
+		_, ids := search.NamesIn(w, names)
+		if len(ids) == 0 || slices.ContainsFunc(ids, func(id int64) bool { return shown[id] }) {
+			continue
+		}
+		bare := strings.TrimSuffix(strings.ToLower(w), "'s")
+		if !strings.Contains(given, bare) && !namedIn(given, ids, names) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedIn says whether text (lower-cased) holds a name of one of ids.
+func namedIn(text string, ids []int64, names map[string][]int64) bool {
+	for n, of := range names {
+		if utf8.RuneCountInString(n) >= 2 && strings.Contains(text, n) && slices.ContainsFunc(of, func(id int64) bool { return slices.Contains(ids, id) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// shownAuthors are the authors of the results the summary model is given.
+func shownAuthors(results []search.Result) map[int64]bool {
+	out := map[int64]bool{}
+	for _, r := range results {
+		if r.Confidence.High {
+			for _, m := range r.Previews {
+				out[m.AuthorID] = true
+			}
+		}
+	}
+	return out
 }

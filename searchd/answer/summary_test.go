@@ -271,3 +271,28 @@ func recordedOutputs[T any](t *testing.T, path string) []T {
 	}
 	return cases
 }
+
+// A summary that names a member of the channels searched whom the results
+// given and the question do not name is the model's own: refused. A name
+// the results give, an author by another of their names, a Korean name
+// with its particle, and a lower-case word that is also a name pass.
+func TestNamesUnshown(t *testing.T) {
+	q, results := shownResults()
+	const alex, sam, minsu, john, will = 1, 2, 3, 4, 5
+	results[0].Previews[0].AuthorID, results[0].Previews[1].AuthorID, results[1].Previews[0].AuthorID = alex, sam, minsu
+	names := map[string][]int64{"alex": {alex}, "sam": {sam}, "sammy": {sam}, "민수": {minsu}, "john": {john}, "지훈": {john}, "will": {will}}
+	input, _ := summaryInput(q, results)
+	for answer, want := range map[string]bool{
+		"Alex said the boiler broke again [1].":                       false,
+		"Sammy told Alex to call a plumber [1].":                      false, // sam, by another name
+		"민수는 부산으로 이사 간대요 [2].":                                        false,
+		"we will call a plumber [1].":                                 false,
+		"John fixed the boiler for $500 [1].":                         true,
+		"Alex said the boiler broke, and John's plumber fixed it [1]": true,
+		"지훈이가 보일러를 고쳤대요 [1].":                                         true,
+	} {
+		if got := namesUnshown(answer, input, shownAuthors(results), names); got != want {
+			t.Errorf("namesUnshown(%q) = %v, want %v", answer, got, want)
+		}
+	}
+}
