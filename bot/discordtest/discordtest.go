@@ -69,6 +69,7 @@ type Discord struct {
 	// deleteOnAccessLoss: see DeleteOnAccessLoss.
 	deleteOnAccessLoss bool
 	replies            *replyBook // the interactions' replies (replies.go)
+	refusals           []string   // requests refused for Discord's limits (limits.go)
 
 	// The gateway session: its ID, its sequence and its events (kept for
 	// RESUME), how often the bot identified and resumed.
@@ -91,6 +92,13 @@ func New(t *testing.T, g Guild, me discord.User, app discord.AppID) *Discord {
 	d := &Discord{t: t, App: app, Me: me, guild: g, messages: map[discord.ChannelID][]discord.Message{},
 		ready: make(chan struct{}), changed: make(chan struct{}, 1)}
 	d.srv = httptest.NewServer(http.HandlerFunc(d.serve))
+	// Registered first, so it runs last, once the bot stopped: the bot
+	// handles Discord's refusal, so a test would not see it otherwise.
+	t.Cleanup(func() {
+		for _, r := range d.Refusals() {
+			t.Errorf("discordtest: Discord refuses what the bot sent: %s", r)
+		}
+	})
 	t.Cleanup(d.Close)
 	return d
 }

@@ -41,7 +41,7 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/api/v9")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if d.failed(w, r) {
+	if d.failed(w, r) || d.limitsBroken(w, r, parts, body) {
 		return
 	}
 	d.mu.Lock()
