@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -82,5 +83,33 @@ func TestAnswerDiscordRefusesIsReplacedByALine(t *testing.T) {
 	json.Unmarshal(edits[len(edits)-1].Body, &last)
 	if c, _ := last["content"].(string); !strings.Contains(c, "could not be shown") || embedText(last) != "[]" {
 		t.Errorf("after Discord refused the answer: %s", edits[len(edits)-1].Body)
+	}
+}
+
+// A catch-up's description quotes the time asked from as the member typed
+// it, and a since option takes 6,000 characters: a valid one that long
+// (searchd reads a time in microseconds, leading zeros and all, and trims
+// spaces) made a description over Discord's 4,096, and the member was
+// told the answer could not be shown.
+func TestCatchupSinceAsLongAsDiscordTakesIsShown(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	at := strconv.FormatInt(t0.UnixMicro(), 10)
+	for name, since := range map[string]string{
+		"zeros":  strings.Repeat("0", 6000-len(at)) + at,
+		"spaces": t0.Format("2006-01-02") + strings.Repeat(" ", 5990),
+	} {
+		_, edit, _ := e.interaction(bob, 2, map[string]any{"id": "9001", "name": "catchup", "type": 1,
+			"options": []map[string]any{{"name": "since", "type": 3, "value": since}}})
+		var embeds []struct {
+			Description string `json:"description"`
+			Fields      []any  `json:"fields"`
+		}
+		b, _ := json.Marshal(edit["embeds"])
+		json.Unmarshal(b, &embeds)
+		if len(embeds) != 1 || len(embeds[0].Fields) == 0 {
+			c, _ := edit["content"].(string)
+			t.Errorf("a catch-up since %d characters (%s): %d embeds, %q", utf8.RuneCountInString(since), name, len(embeds), c)
+		}
 	}
 }

@@ -24,6 +24,7 @@ const (
 	maxEmbedTotal  = 6000
 	maxContent     = 2000 // a message's content
 	previewChars   = 180
+	maxShownSince  = 200 // a catch-up's time as the member typed it
 )
 
 const colour discord.Color = 0x5865F2
@@ -159,6 +160,10 @@ func previewText(l lang, msgs []api.Message, n int) string {
 // were left out.
 func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse, more bool) discord.Embed {
 	where := "<#" + ch.String() + ">"
+	// As typed, which may be 6,000 characters that searchd reads (spaces
+	// around a date, a time in microseconds with leading zeros): the
+	// description would be over Discord's limit, and nothing shown.
+	since = clip(strings.TrimSpace(since), maxShownSince)
 	e := discord.Embed{Title: l.say("catchup"), Color: colour, Description: l.say("catchupDesc", where, since)}
 	if len(resp.Conversations) == 0 {
 		e.Description = l.say("catchupNone", where, since)
