@@ -729,3 +729,32 @@ func TestSummaryNamingSomeoneNotShownIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A plan by rules (no LLM, or its plan refused) is the question itself as
+// its one subquery, which may be the 1,000 bytes a question takes: its
+// cursor is checked as a question, not as a model's phrase (100
+// characters), or More refused every longer question's second page as an
+// invalid cursor.
+func TestLongQuestionPagesWithTheRulesPlan(t *testing.T) {
+	s, _ := setup(t, &fakeOllama{})
+	s.LLM = nil
+	ctx := context.Background()
+	q := strings.TrimSpace(strings.Repeat("what happened with the apartment and the boiler? ", 6))
+	first, err := s.Query(ctx, Request{Question: q, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.PlanSource != "rules" || len(first.Results) != 1 || first.NextCursor == "" {
+		t.Fatalf("first page: plan %s, %d results, cursor %q", first.PlanSource, len(first.Results), first.NextCursor)
+	}
+	second, err := s.Query(ctx, Request{Question: q, Limit: 1, Cursor: first.NextCursor})
+	if err != nil || len(second.Results) != 1 || second.Results[0].SegmentID == first.Results[0].SegmentID {
+		t.Fatalf("second page of a %d-character question: %+v, %v", len(q), second, err)
+	}
+	version, _ := s.DB.IndexVersion(ctx)
+	forged := search.EncodeCursor(queryCursor{Cursor: search.Cursor{Version: version, Fingerprint: fingerprint(q, sqlite.Filter{}, nil), Offset: 1},
+		Plan: Plan{Subqueries: []string{strings.Repeat("x", 1001)}}, Source: "rules"})
+	if _, err := s.Query(ctx, Request{Question: q, Cursor: forged}); err == nil || !strings.Contains(err.Error(), "invalid cursor") {
+		t.Errorf("a forged rules cursor over a question's length: %v", err)
+	}
+}

@@ -46,6 +46,12 @@ func (s *Service) nextPage(ctx context.Context, q string, req Request, version i
 	if question >= 0 && question < len(c.Plan.Subqueries) && len(c.Plan.Subqueries) > 1 {
 		model.Subqueries = slices.Delete(slices.Clone(c.Plan.Subqueries), question, question+1)
 	}
+	if c.Source == "rules" && len(c.Plan.Subqueries) == 1 && len(c.Plan.Subqueries[0]) <= 1000 {
+		// A plan by rules is the question alone, which takes 1,000
+		// bytes, not a model's phrase of 100 characters: checked as a
+		// question, or every longer question's More was refused.
+		model.Subqueries = []string{"question"}
+	}
 	if err := model.validate(nil); err != nil || question < -1 || question >= len(c.Plan.Subqueries) || len(c.Authors) > search.MaxFilterIDs {
 		return nil, inputErr("invalid cursor")
 	}
