@@ -202,8 +202,12 @@ func relatedEmbed(l lang, results []api.SearchResult) discord.Embed {
 	return fitEmbed(e)
 }
 
-// fitEmbed drops trailing fields, then shortens the description, until
-// the embed is within Discord's total.
+// fitEmbed shortens an embed until it is within Discord's total: the
+// fields' previews (the text above a field's last line, its link), the
+// longest first, down to a hundred bytes each; then the description; then
+// the previews to nothing, the footer and the fields' names; it drops a
+// field only as a last resort. A dropped result is never shown: More goes
+// on after the whole page searchd gave.
 func fitEmbed(e discord.Embed) discord.Embed {
 	total := func() int {
 		n := len(e.Title) + len(e.Description)
@@ -215,11 +219,52 @@ func fitEmbed(e discord.Embed) discord.Embed {
 		}
 		return n
 	}
-	for total() > maxEmbedTotal && len(e.Fields) > 1 {
-		e.Fields = e.Fields[:len(e.Fields)-1]
+	previews := func(floor int) {
+		// The largest cap on every preview that fits, or floor.
+		heads := make([]string, len(e.Fields))
+		tails := make([]string, len(e.Fields))
+		for i, f := range e.Fields {
+			if j := strings.LastIndexByte(f.Value, '\n'); j >= 0 {
+				heads[i], tails[i] = f.Value[:j], f.Value[j:]
+			} else {
+				tails[i] = f.Value
+			}
+		}
+		set := func(c int) {
+			for i := range e.Fields {
+				e.Fields[i].Value = clip(heads[i], c) + tails[i]
+			}
+		}
+		lo, hi := floor, maxFieldValue
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if set(mid); total() <= maxEmbedTotal {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		set(lo)
+	}
+	if total() > maxEmbedTotal {
+		previews(100)
 	}
 	if over := total() - maxEmbedTotal; over > 0 {
 		e.Description = clip(e.Description, max(1, len(e.Description)-over))
+	}
+	if total() > maxEmbedTotal {
+		previews(len("…"))
+	}
+	if over := total() - maxEmbedTotal; over > 0 && e.Footer != nil {
+		e.Footer.Text = clip(e.Footer.Text, max(1, len(e.Footer.Text)-over))
+	}
+	for i := range e.Fields {
+		if total() > maxEmbedTotal {
+			e.Fields[i].Name = clip(e.Fields[i].Name, 64)
+		}
+	}
+	for total() > maxEmbedTotal && len(e.Fields) > 1 {
+		e.Fields = e.Fields[:len(e.Fields)-1]
 	}
 	return e
 }
