@@ -8,13 +8,14 @@ import (
 	"testing"
 )
 
-// --page-size outside searchd's 1–50, or --spool-max-mb below 1, is
-// refused at start: taken, every /query failed with searchd's 400, and a
-// negative spool bound refused every live event.
+// --page-size outside 1–25, or --spool-max-mb below 1, is refused at
+// start: taken, every /query failed with searchd's 400 (over 50), a page
+// of more than an embed's 25 fields showed 25 and More went on after the
+// rest (over 25), and a negative spool bound refused every live event.
 func TestBadNumbersRefusedAtStart(t *testing.T) {
 	t.Setenv("DSEARCH_TOKEN", "")
 	t.Setenv("DSEARCH_TOKEN_FILE", "")
-	for _, args := range [][]string{{"--page-size", "-5"}, {"--page-size", "51"}, {"--spool-max-mb", "-1"}} {
+	for _, args := range [][]string{{"--page-size", "-5"}, {"--page-size", "26"}, {"--spool-max-mb", "-1"}} {
 		err := run(append(args, "--data", t.TempDir()), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("%v: %v, want an error naming %s", args, err, args[0])

@@ -108,9 +108,11 @@ func run(args []string, stdout io.Writer) error {
 	if err := searchdPlaces(fs, o); err != nil {
 		return err
 	}
-	// searchd pages 1 to 50 results; a spool bound below zero refuses all.
-	if *o.page < 1 || *o.page > 50 {
-		return usageError{fmt.Errorf("--page-size %d: give 1 to 50 results per page", *o.page)}
+	// A reply shows at most an embed's 25 fields, and More goes on after
+	// the whole page (searchd pages 1 to 50); a spool bound below zero
+	// refuses all.
+	if *o.page < 1 || *o.page > 25 {
+		return usageError{fmt.Errorf("--page-size %d: give 1 to 25 results per page (a Discord embed shows 25)", *o.page)}
 	}
 	if *o.spoolMax < 1 {
 		return usageError{fmt.Errorf("--spool-max-mb %d: give the spool at least 1 megabyte", *o.spoolMax)}
