@@ -107,7 +107,9 @@ type watched struct {
 }
 
 func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
-	w.b.checkGeneration(ctx)
+	if err := w.b.checkGeneration(ctx); err != nil {
+		return nil, err
+	}
 	res, err := w.Searchd.PostMessages(ctx, mb)
 	if err == nil {
 		w.b.took(w.b.removalOf(mb, res))

@@ -1,8 +1,11 @@
 package bot
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/diamondburned/arikawa/v3/discord"
 )
 
 // searchd restored from a backup while the bot was stopped: the bot's
@@ -99,4 +104,133 @@ func TestRestoreWhileTheBotRunsBringsBackWhatCameAfterTheBackup(t *testing.T) {
 	if n := e.unstored(after); n > 0 {
 		t.Errorf("%d of %d messages posted after the backup never came back after a restore under the running bot", n, len(after))
 	}
+}
+
+// searchdProxy stands between the bot and searchd on a socket of its own;
+// fail, when set, answers a request with 500 instead of passing it on. A
+// searchd that is down closes the bot's connection, as no socket would.
+func searchdProxy(t *testing.T, sock string, fail func(*http.Request) bool) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dsp") // short: socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	l, err := net.Listen("unix", filepath.Join(dir, "p.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "searchd.sock" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+		},
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail != nil && fail(r) {
+			http.Error(w, `{"error":"injected"}`, http.StatusInternalServerError)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// restoreUnderTheBot runs TestRestoreWhileTheBotRunsBringsBackWhatCameAfterTheBackup's
+// restore (150 messages of #staff after the backup, 3 spooled while
+// searchd is down) with armed set once searchd is back, and returns
+// the messages posted after the backup and those spooled.
+func restoreUnderTheBot(t *testing.T, e *env, armed *atomic.Bool) (after, spooled []discord.Message) {
+	t.Helper()
+	e.backfilled(int64(len(history())))
+	backup := filepath.Join(t.TempDir(), "b.db")
+	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v %s", err, out)
+	}
+	after = series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
+	e.discord.Post(after...)
+	e.waitStored("live messages", after...)
+	e.sd.stop()
+	spooled = series(staff, t0.Add(301*24*time.Hour), 3, "spooled while searchd is down")
+	e.discord.Post(spooled...)
+	waitFor(t, "the spool to hold them", func() bool { return e.bot.spool.Len() > 0 })
+	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v %s", err, out)
+	}
+	armed.Store(true)
+	e.sd.start()
+	return after, spooled
+}
+
+// The bot's first look at the restored database fails (searchd answers
+// 500 to its first ?through= question): the check gave up and the post
+// went on, so the spooled batch reached the restored database first, and
+// then #staff's newest at or before its mark was the mark itself: the
+// mark never came back below the hole, not even at a new session's
+// catch-up.
+func TestRestoreUnderTheBotSurvivesAFailedGenerationCheck(t *testing.T) {
+	var armed, failed atomic.Bool
+	e := setup(t, func(c *Config) {
+		c.Socket = searchdProxy(t, c.Socket, func(r *http.Request) bool {
+			return armed.Load() && r.URL.Query().Has("through") && failed.CompareAndSwap(false, true)
+		})
+	})
+	after, spooled := restoreUnderTheBot(t, e, &armed)
+	e.waitStored("what was spooled", spooled...)
+	done := strings.Count(e.log.String(), "backfill: guild done")
+	e.discord.InvalidateSession() // a later new session, and its catch-up
+	waitFor(t, "the new session's catch-up", func() bool { return strings.Count(e.log.String(), "backfill: guild done") > done })
+	if !failed.Load() {
+		t.Fatal("no ?through= question was asked")
+	}
+	if n := e.unstored(after); n > 0 {
+		t.Errorf("%d of %d messages posted after the backup never came back after a failed generation check", n, len(after))
+	}
+}
+
+// A check cut short after it took #staff's mark back (#general's
+// question fails once, asked after #staff's): the next check found no
+// mark to take back and asked for no catch-up, so #staff, no longer
+// whole, was never caught up (until a new session) and its live messages
+// stopped moving its mark.
+func TestRestoreUnderTheBotCatchesUpAfterACheckCutShort(t *testing.T) {
+	var armed, staffAsked, cutShort atomic.Bool
+	staffPath := fmt.Sprintf("/v1/backfill/%d", staff)
+	generalPath := fmt.Sprintf("/v1/backfill/%d", general)
+	e := setup(t, func(c *Config) {
+		c.Socket = searchdProxy(t, c.Socket, func(r *http.Request) bool {
+			if !armed.Load() || cutShort.Load() || !r.URL.Query().Has("through") {
+				return false
+			}
+			switch r.URL.Path {
+			case staffPath:
+				staffAsked.Store(true)
+			case generalPath:
+				// Before #staff (the marks' order is random): the check
+				// stops here, #staff untouched. After: once, cut short.
+				return !staffAsked.Swap(false) || cutShort.CompareAndSwap(false, true)
+			}
+			return false
+		})
+	})
+	after, spooled := restoreUnderTheBot(t, e, &armed)
+	// Checks asked here, one after another, until one is cut short after
+	// #staff's question (the spool's own retries wait longer each time).
+	for !cutShort.Load() {
+		e.bot.checkGeneration(context.Background())
+	}
+	e.waitStored("what was spooled", spooled...)
+	live := message(staff, user(alice, "alice"), t0.Add(302*24*time.Hour), "live: posted after the restore")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	waitFor(t, "what came after the backup", func() bool { return e.unstored(after) == 0 })
 }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/diamondburned/arikawa/v3/discord"
 
@@ -16,49 +17,54 @@ import (
 // held just below them, and no catch-up ever goes back below the hole.
 // So, before anything more is stored, each mark is taken back to the
 // newest message searchd holds at or before it, with a gap, and every
-// server is caught up from there.
-func (b *Bot) checkGeneration(ctx context.Context) {
+// server is caught up from there. An error holds the post back: what it
+// stores in a restored database would hide the hole below the marks.
+func (b *Bot) checkGeneration(ctx context.Context) error {
 	if b.marks == nil || b.marks.path == "" {
-		return // a full reconciliation: the running bot's marks are not its own
+		return nil // a full reconciliation: the running bot's marks are not its own
 	}
 	b.generationMu.Lock()
 	defer b.generationMu.Unlock()
 	h, err := b.searchd.Health(ctx)
-	if err != nil || h.Generation == "" {
-		return // the post says what is wrong; an older searchd has none
+	if err != nil {
+		// Not an *api.Error: a refusal here is no refusal of the batch.
+		return fmt.Errorf("cannot tell which database searchd serves: %v", err)
+	}
+	if h.Generation == "" {
+		return nil // an older searchd has none
 	}
 	known := b.marks.searchdGeneration()
 	if known == h.Generation {
-		return
+		return nil
 	}
 	if known != "" {
-		lowered := 0
+		// Every channel asked before any mark is taken back: a check cut
+		// short must not leave marks taken back that the next one, which
+		// finds nothing more to take back, would not catch up.
+		behind := map[discord.ChannelID]discord.MessageID{}
 		for ch, mark := range b.marks.all() {
 			if mark == 0 {
 				continue
 			}
 			cp, err := b.searchd.BackfillThrough(ctx, api.ID(ch), api.ID(mark))
 			if err != nil {
-				return // asked again before the next post
+				return fmt.Errorf("cannot tell what the replaced database of searchd holds: %v", err)
 			}
 			if newest := discord.MessageID(cp.Newest); newest < mark {
-				b.marks.lower(ch, newest)
-				lowered++
+				behind[ch] = newest
 			}
 		}
-		b.log.Warn("searchd's database was replaced (a restore?); catching up every server from what it holds", "channels_behind", lowered)
-		if lowered > 0 {
-			if guilds, err := b.state.Guilds(); err == nil {
-				for _, g := range guilds {
-					if b.allowed(g.ID) {
-						b.queueBackfill(g.ID)
-					}
-				}
-			}
+		for ch, newest := range behind {
+			b.marks.lower(ch, newest)
+		}
+		b.log.Warn("searchd's database was replaced (a restore?); catching up every server from what it holds", "channels_behind", len(behind))
+		if len(behind) > 0 {
+			b.Backfill()
 		}
 	}
 	b.marks.setGeneration(h.Generation)
 	if err := b.marks.save(); err != nil {
 		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
 	}
+	return nil
 }
