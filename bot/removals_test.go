@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -179,23 +178,12 @@ func TestActiveThreadsListedAgain(t *testing.T) {
 // so what was posted after the backup comes back, however much of it.
 func TestRestoreBringsBackWhatCameAfterTheBackup(t *testing.T) {
 	e := setup(t)
-	e.backfilled(int64(len(history())))
-	backup := filepath.Join(t.TempDir(), "b.db")
-	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
-		t.Fatalf("backup: %v %s", err, out)
-	}
-	after := series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
-	e.discord.Post(after...)
-	e.waitStored("live messages", after...)
+	backup, after := e.backupThen150()
 	if err := e.stop(); err != nil {
 		t.Fatal(err)
 	}
 	e.sd.stop()
-	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restore: %v %s", err, out)
-	}
+	e.restore(backup)
 	e.sd.start()
 	e.start()
 	e.waitStored("what was posted after the backup", after...)

@@ -35,23 +35,12 @@ func TestRestoreBringsBackWhatCameAfterTheBackupDespiteALiveMessage(t *testing.T
 			}
 		}}
 	})
-	e.backfilled(int64(len(history())))
-	backup := filepath.Join(t.TempDir(), "b.db")
-	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
-		t.Fatalf("backup: %v %s", err, out)
-	}
-	after := series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
-	e.discord.Post(after...)
-	e.waitStored("live messages", after...)
+	backup, after := e.backupThen150()
 	if err := e.stop(); err != nil {
 		t.Fatal(err)
 	}
 	e.sd.stop()
-	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restore: %v %s", err, out)
-	}
+	e.restore(backup)
 	e.sd.start()
 	hold.Store(true)
 	done := strings.Count(e.log.String(), "backfill: guild done")
@@ -76,24 +65,7 @@ func TestRestoreBringsBackWhatCameAfterTheBackupDespiteALiveMessage(t *testing.T
 // generation, and the bot takes its marks back before it stores more.
 func TestRestoreWhileTheBotRunsBringsBackWhatCameAfterTheBackup(t *testing.T) {
 	e := setup(t)
-	e.backfilled(int64(len(history())))
-	backup := filepath.Join(t.TempDir(), "b.db")
-	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
-		t.Fatalf("backup: %v %s", err, out)
-	}
-	after := series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
-	e.discord.Post(after...)
-	e.waitStored("live messages", after...)
-	e.sd.stop()
-	spooled := series(staff, t0.Add(301*24*time.Hour), 3, "spooled while searchd is down")
-	e.discord.Post(spooled...)
-	waitFor(t, "the spool to hold them", func() bool { return e.bot.spool.Len() > 0 })
-	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restore: %v %s", err, out)
-	}
-	e.sd.start()
+	after, spooled := restoreUnderTheBot(t, e, new(atomic.Bool))
 	e.waitStored("what was spooled", spooled...)
 	live := message(staff, user(alice, "alice"), t0.Add(302*24*time.Hour), "live: posted after the restore")
 	e.discord.Post(live)
@@ -149,23 +121,12 @@ func searchdProxy(t *testing.T, sock string, fail func(*http.Request) bool) stri
 // the messages posted after the backup and those spooled.
 func restoreUnderTheBot(t *testing.T, e *env, armed *atomic.Bool) (after, spooled []discord.Message) {
 	t.Helper()
-	e.backfilled(int64(len(history())))
-	backup := filepath.Join(t.TempDir(), "b.db")
-	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
-		t.Fatalf("backup: %v %s", err, out)
-	}
-	after = series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
-	e.discord.Post(after...)
-	e.waitStored("live messages", after...)
+	backup, after := e.backupThen150()
 	e.sd.stop()
 	spooled = series(staff, t0.Add(301*24*time.Hour), 3, "spooled while searchd is down")
 	e.discord.Post(spooled...)
 	waitFor(t, "the spool to hold them", func() bool { return e.bot.spool.Len() > 0 })
-	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restore: %v %s", err, out)
-	}
+	e.restore(backup)
 	armed.Store(true)
 	e.sd.start()
 	return after, spooled
@@ -233,4 +194,30 @@ func TestRestoreUnderTheBotCatchesUpAfterACheckCutShort(t *testing.T) {
 	e.discord.Post(live)
 	e.waitStored("the live message", live)
 	waitFor(t, "what came after the backup", func() bool { return e.unstored(after) == 0 })
+}
+
+// backupThen150 backs searchd up once the history is stored, then has 150
+// messages posted in #staff and stored: what a restore of the backup
+// lacks.
+func (e *env) backupThen150() (backup string, after []discord.Message) {
+	e.t.Helper()
+	e.backfilled(int64(len(history())))
+	backup = filepath.Join(e.t.TempDir(), "b.db")
+	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
+		e.t.Fatalf("backup: %v %s", err, out)
+	}
+	after = series(staff, t0.Add(300*24*time.Hour), 150, "after the backup")
+	e.discord.Post(after...)
+	e.waitStored("live messages", after...)
+	return backup, after
+}
+
+// restore runs searchd restore of backup (searchd stopped).
+func (e *env) restore(backup string) {
+	e.t.Helper()
+	cmd := exec.Command(e.sd.bin, "restore", "--data", e.sd.data, backup)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+e.sd.data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("restore: %v %s", err, out)
+	}
 }
