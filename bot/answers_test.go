@@ -560,3 +560,16 @@ func TestOldestPublicAnswersWithdrawnPastTheRecordsBound(t *testing.T) {
 		t.Errorf("the record holds %d answers; want at most the bound and the one being withdrawn", n)
 	}
 }
+
+// Discord's edit of a public answer answered a bare 404 (a proxy's, a
+// route's: not Unknown Message or Unknown Channel): the withdrawal took it
+// for a reply already gone, recorded the answer withdrawn, and the reply
+// went on showing the deleted message, never to be withdrawn again.
+func TestPublicAnswerWithdrawnDespiteABare404(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	token := e.publicAnswer(general, "boiler broke", boilerBroke)
+	e.discord.Fault("PATCH", fmt.Sprintf("/channels/%d/messages/", general), 404, 1)
+	e.discord.Delete(general, historyMessage(t, boilerBroke).ID)
+	e.withdrawn(token)
+}

@@ -93,8 +93,11 @@ func (b *Bot) withdraw(a *answer) error {
 	return nil
 }
 
-// gone: Discord says the message or its channel is no more.
+// gone: Discord says the message or its channel is no more (Unknown
+// Message, 10008; Unknown Channel, unknownChannel). A bare 404 (a
+// proxy's, a route's) proves nothing: taken for gone, the answer would
+// be recorded withdrawn and go on showing what it quoted.
 func gone(err error) bool {
 	var he *httputil.HTTPError
-	return errors.As(err, &he) && he.Status == 404
+	return errors.As(err, &he) && he.Status == 404 && he.Code == 10008 || unknownChannel(err)
 }
