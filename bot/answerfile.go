@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"dsearch/shared/api"
 )
 
 // SPOOL/answers is the record of what public answers quote (answers.go):
@@ -34,22 +36,7 @@ func (s *answers) save() error {
 	if err != nil {
 		return err
 	}
-	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := api.ReplaceFile(s.path+".tmp", s.path, data); err != nil {
 		return err
 	}
 	if d, err := os.Open(filepath.Dir(s.path)); err == nil {

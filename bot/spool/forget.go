@@ -118,7 +118,7 @@ func forgetIn(path string, gone func(api.MessageUpsert, api.ID) bool, parent map
 		return 0, false, 0, err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+forgetSuffix)
-	if err := replaceFile(tmp, path, data); err != nil {
+	if err := api.ReplaceFile(tmp, path, data); err != nil {
 		return 0, false, 0, err
 	}
 	return removed, true, int64(len(data)), nil

@@ -303,7 +303,7 @@ func (s *Spool) PutSeq(b *api.MessageBatch) (uint64, error) {
 // fails.
 func (s *Spool) write(seq uint64, data []byte) error {
 	tmp := filepath.Join(s.dir, tmpPrefix+filepath.Base(s.path(seq)))
-	if err := replaceFile(tmp, s.path(seq), data); err != nil {
+	if err := api.ReplaceFile(tmp, s.path(seq), data); err != nil {
 		return err
 	}
 	if err := syncDir(s.dir); err != nil {
@@ -311,30 +311,6 @@ func (s *Spool) write(seq uint64, data []byte) error {
 		return err
 	}
 	return nil
-}
-
-// replaceFile writes data to tmp, syncs it and renames it to path, so
-// that path holds either its old content or all of data. It removes tmp
-// when it fails. The caller syncs the directory.
-func replaceFile(tmp, path string, data []byte) error {
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // Len is the number of batches waiting.

@@ -35,3 +35,28 @@ func SpoolBatches(dir string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// ReplaceFile writes data in place of the spool's file at path (a batch,
+// the answers record): a copy at tmp, 0600 and synced, renamed over it,
+// so that a crash leaves the old file or the new one whole. The caller
+// syncs the directory. tmp is removed on an error.
+func ReplaceFile(tmp, path string, data []byte) error {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

@@ -107,22 +107,5 @@ func rewriteBatch(path string, b *api.MessageBatch) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".forget")
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = out.Write(data); err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return api.ReplaceFile(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".forget"), path, data)
 }
