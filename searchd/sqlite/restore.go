@@ -81,6 +81,13 @@ func Restore(ctx context.Context, dir, backup string, rules segment.Rules) (kept
 		removeWithWAL(tmp)
 		return "", fmt.Errorf("restore: %w", err)
 	}
+	// Not the backed-up database's generation: the bot's marks ran ahead
+	// of what it holds (Generation). In the copy, before the journal: a
+	// restore cut short is completed without this function.
+	if err := newCopyGeneration(ctx, tmp); err != nil {
+		removeWithWAL(tmp)
+		return "", fmt.Errorf("restore: %w", err)
+	}
 	if err := syncFile(tmp); err != nil {
 		removeWithWAL(tmp)
 		return "", fmt.Errorf("restore: %w", err)
@@ -111,12 +118,34 @@ func Restore(ctx context.Context, dir, backup string, rules segment.Rules) (kept
 	if res, err := db.QuickCheck(ctx); err != nil || res != "ok" {
 		return kept, fmt.Errorf("restore: the restored database fails its check: %s %v", res, err)
 	}
-	// Not the backed-up database's generation: the bot's marks ran ahead
-	// of what it holds (Generation).
-	if err := db.SetMeta(ctx, generationKey, newGeneration()); err != nil {
-		return kept, fmt.Errorf("restore: %w", err)
-	}
 	return kept, nil
+}
+
+// newCopyGeneration gives the restored copy at path a generation of its
+// own. A backup older than the meta table has none, and gets a new one
+// at its first ask (Generation).
+func newCopyGeneration(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// Out of WAL mode, as carryForgets leaves it: the write goes into the
+	// file itself, which alone takes the database's name.
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "delete" {
+		return fmt.Errorf("the restored copy stays in %s mode", mode)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, generationKey, newGeneration())
+	return err
 }
 
 // completeRestore carries a journaled restore through: every file of the

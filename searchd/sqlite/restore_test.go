@@ -634,3 +634,45 @@ func TestRestoreChangesTheGeneration(t *testing.T) {
 		t.Errorf("after a restore: generation %q, %v; before it %q", after, err, before)
 	}
 }
+
+// A restore cut short once its journal is written is completed by the
+// next open, and the restored database must not keep the backed-up one's
+// generation then either: it was set only after the copy took the
+// database's place, so a crash there left the generation the bot's marks
+// knew, and a running bot never learnt that searchd held less.
+func TestRestoreCutShortStillChangesTheGeneration(t *testing.T) {
+	defer func() { restoreStep = nil }()
+	for _, at := range []string{"journal", "renamed"} {
+		t.Run(at, func(t *testing.T) {
+			ctx := context.Background()
+			data, _, db := backedUp(t, many(1, 2)...)
+			before, err := db.Generation(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			backup := filepath.Join(t.TempDir(), "with-generation.db")
+			if err := db.Backup(ctx, backup); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			restoreStep = func(step string) {
+				if step == at {
+					panic("killed")
+				}
+			}
+			func() {
+				defer func() { recover() }()
+				Restore(ctx, data, backup, segment.DefaultRules)
+			}()
+			restoreStep = nil
+			db, err = Open(ctx, data) // completes the restore
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if after, err := db.Generation(ctx); err != nil || after == before {
+				t.Errorf("a restore killed at %q: generation %q, %v; before it %q", at, after, err, before)
+			}
+		})
+	}
+}
