@@ -186,9 +186,10 @@ func TestRestoreUnderTheBotCatchesUpAfterACheckCutShort(t *testing.T) {
 	after, spooled := restoreUnderTheBot(t, e, &armed)
 	// Checks asked here, one after another, until one is cut short after
 	// #staff's question (the spool's own retries wait longer each time).
-	for !cutShort.Load() {
+	waitFor(t, "a check cut short after #staff's question", func() bool {
 		e.bot.checkGeneration(context.Background())
-	}
+		return cutShort.Load()
+	})
 	e.waitStored("what was spooled", spooled...)
 	live := message(staff, user(alice, "alice"), t0.Add(302*24*time.Hour), "live: posted after the restore")
 	e.discord.Post(live)
