@@ -32,17 +32,11 @@ import (
 // same old copy, the one bringing back what the other took out.
 func Forget(dir string, gone func(m api.MessageUpsert, parent api.ID) bool) (int, error) {
 	rej := filepath.Join(dir, "rejected")
-	lock, err := os.Open(rej)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
+	lock, err := lockRejected(dir)
+	if lock == nil || err != nil {
 		return 0, err
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return 0, fmt.Errorf("spool: rejected/ lock: %w", err)
-	}
 	paths, err := Rejected(dir)
 	if err != nil {
 		return 0, err
@@ -245,3 +239,21 @@ func goneThreads(parent map[api.ID]api.ID, names idNames, gone func(api.MessageU
 
 // isThread reports whether a channel kind (bot.channelKind) names a thread.
 func isThread(kind string) bool { return strings.HasSuffix(kind, "Thread") }
+
+// lockRejected takes dir's rejected/ flock, which Forget, ReplayRejected
+// and searchd forget take turns on; closing the file releases it. A
+// spool without rejected/ has nothing to lock (nil).
+func lockRejected(dir string) (*os.File, error) {
+	lock, err := os.Open(filepath.Join(dir, "rejected"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("spool: rejected/ lock: %w", err)
+	}
+	return lock, nil
+}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -460,6 +461,9 @@ type ReplayResult struct {
 // stays. It stops at the first failure that is not such a refusal
 // (searchd down), returning it. It is safe while the bot runs: searchd
 // never lets an older copy of a message undo a newer edit or a deletion.
+// Each batch is read, sent and removed under rejected/'s lock: a Forget
+// (the bot's, or searchd forget's) rewriting it meanwhile would see its
+// work undone by the old copy sent.
 func ReplayRejected(ctx context.Context, dir string, send Sender) ([]ReplayResult, error) {
 	paths, err := Rejected(dir)
 	if err != nil {
@@ -467,25 +471,44 @@ func ReplayRejected(ctx context.Context, dir string, send Sender) ([]ReplayResul
 	}
 	var out []ReplayResult
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		res, err := replayOne(ctx, dir, p, send)
+		if res != nil {
+			out = append(out, *res)
+		}
 		if err != nil {
 			return out, err
 		}
-		var b api.MessageBatch
-		if err := json.Unmarshal(data, &b); err != nil {
-			out = append(out, ReplayResult{p, fmt.Errorf("unreadable: %w", err)})
-			continue
-		}
-		err = send(ctx, &b)
-		switch {
-		case err == nil:
-			err = os.Remove(p)
-		case !api.BadBatch(err):
-			return out, err
-		}
-		out = append(out, ReplayResult{p, err})
 	}
 	return out, nil
+}
+
+// replayOne is ReplayRejected on the batch at p: its result (nil: gone
+// meanwhile), and the failure that stops the replay.
+func replayOne(ctx context.Context, dir, p string, send Sender) (*ReplayResult, error) {
+	lock, err := lockRejected(dir)
+	if lock == nil || err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // a Forget took everything out of it
+	}
+	if err != nil {
+		return nil, err
+	}
+	var b api.MessageBatch
+	if err := json.Unmarshal(data, &b); err != nil {
+		return &ReplayResult{p, fmt.Errorf("unreadable: %w", err)}, nil
+	}
+	err = send(ctx, &b)
+	switch {
+	case err == nil:
+		err = os.Remove(p)
+	case !api.BadBatch(err):
+		return nil, err
+	}
+	return &ReplayResult{p, err}, nil
 }
 
 func (s *Spool) path(seq uint64) string {

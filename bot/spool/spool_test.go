@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -424,4 +425,32 @@ func waitUntil(cond func() bool) <-chan struct{} {
 		close(done)
 	}()
 	return done
+}
+
+// A replay read a rejected batch, and a Forget (the bot's, or searchd
+// forget's) rewrote it while the replay sent the old copy: what the
+// Forget took out was stored again, and searchd forget's messages, never
+// stored, had no tombstone to stop them. The replay holds rejected/'s
+// lock from reading a batch to removing it, as Forget does.
+func TestReplayHoldsTheRejectedLockWhileItSends(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	s.Put(batch(1))
+	s.reject(1)
+	held := false
+	send := func(context.Context, *api.MessageBatch) error {
+		f, err := os.Open(filepath.Join(dir, "rejected"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		held = errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+		return nil
+	}
+	if res, err := ReplayRejected(context.Background(), dir, send); err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("replay: %+v, %v", res, err)
+	}
+	if !held {
+		t.Error("a Forget could rewrite the batch while the replay sent its old copy")
+	}
 }

@@ -18,12 +18,17 @@ import (
 // DATA/bot-spool): their text would stay on disk, and dsearch-bot
 // --replay-rejected would store them again, as they were never stored
 // and left no tombstone. The files are rewritten under rejected/'s flock,
-// which the bot takes to rewrite them too (bot/spool.Forget), the same
-// way: synced, then renamed over the batch (a copy a crash leaves,
+// which the bot takes to rewrite them too (bot/spool.Forget), and to
+// replay each (bot/spool.ReplayRejected: forget cleans them before its
+// database forget, which a replay could otherwise pass), the same way: synced, then renamed over the batch (a copy a crash leaves,
 // .NAME.forget, the bot removes when it opens its spool); a batch left
 // with nothing is removed. The batches still waiting for searchd are the
 // running bot's, which keeps their sizes: they are delivered as messages
 // written since.
+
+// forgetStep, when set (tests), runs once searchd forget's database
+// forget is done.
+var forgetStep func(step string)
 
 // forgetRejected takes out of dir's rejected batches the messages f
 // selects, channels being f's channel with its threads (the batches'

@@ -79,3 +79,38 @@ func TestForgetTakesItsMessagesOutOfTheBotsRejectedBatches(t *testing.T) {
 		})
 	}
 }
+
+// forget cleaned the refused batches only after the database forget: a
+// dsearch-bot --replay-rejected reading a batch before that (it holds
+// rejected/'s lock while it sends) stored the author's refused message
+// once the database forget had passed it, with no tombstone to stop it.
+// The batches are cleaned before the database forget too.
+func TestForgetCleansTheRefusedBatchesBeforeTheDatabase(t *testing.T) {
+	defer func() { forgetStep = nil }()
+	dir := t.TempDir()
+	data := importSample(t, dir)
+	rej := filepath.Join(data, "bot-spool", "rejected")
+	os.MkdirAll(rej, 0o700)
+	path := filepath.Join(rej, "00000000000000000007.json")
+	b, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{{ID: 1, ChannelID: 900000000000000020,
+		Author: api.Author{ID: 910000000000000077, Username: "u"}, CreatedAt: time.Now(), Content: "zq-author's words"}}})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checked := false
+	forgetStep = func(step string) {
+		if step != "database" {
+			return
+		}
+		checked = true
+		if got, err := os.ReadFile(path); err == nil && strings.Contains(string(got), "zq-author") {
+			t.Error("while the database forgot the author, a refused batch still held their message for a replay to store")
+		}
+	}
+	if out, err := run(t, "forget", "--data", data, "--author", "910000000000000077"); err != nil {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	if !checked {
+		t.Fatal("forget never reached its database step")
+	}
+}

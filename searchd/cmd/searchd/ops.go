@@ -113,6 +113,19 @@ func (m *Main) forgetCmd() *ffcli.Command {
 				}
 			}
 			selection := f
+			set := map[int64]bool{}
+			for _, ch := range channels {
+				set[ch] = true
+			}
+			spool := filepath.Join(cfg.Data, "bot-spool")
+			// The bot's refused batches first: a replay (which holds
+			// rejected/'s lock while it sends) must not store what the
+			// database forget has passed, never stored and so without a
+			// tombstone; again after, for a batch refused meanwhile.
+			took, err := forgetRejected(spool, selection, set)
+			if err != nil {
+				return fmt.Errorf("nothing forgotten in the database: the bot's refused batches in %s could not be cleaned: %w", filepath.Join(spool, "rejected"), err)
+			}
 			n := 0
 			for _, ch := range channels {
 				f.Channel = ch
@@ -122,23 +135,21 @@ func (m *Main) forgetCmd() *ffcli.Command {
 					return err
 				}
 			}
+			if forgetStep != nil {
+				forgetStep("database")
+			}
 			if _, err := db.PurgeDeleted(ctx, true); err != nil { // gone from the files now
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))
-			if n == 0 {
+			if more, err := forgetRejected(spool, selection, set); err != nil {
+				return fmt.Errorf("forgotten, but the bot's refused batches in %s could not all be cleaned (delete them, or run forget again): %w", filepath.Join(spool, "rejected"), err)
+			} else if took += more; took > 0 {
+				fmt.Fprintf(m.Stdout, "and took %s out of the bot's refused batches (%s)\n", plural(took, "message", "messages"), filepath.Join(spool, "rejected"))
+			}
+			if n == 0 && took == 0 {
 				// A mistyped ID forgets nothing and would pass for done.
 				fmt.Fprintln(m.Stdout, "no stored message matched: check the ID (Discord: Copy Channel ID / Copy User ID) or the time")
-			}
-			set := map[int64]bool{}
-			for _, ch := range channels {
-				set[ch] = true
-			}
-			spool := filepath.Join(cfg.Data, "bot-spool")
-			if took, err := forgetRejected(spool, selection, set); err != nil {
-				return fmt.Errorf("forgotten, but the bot's refused batches in %s could not all be cleaned (delete them, or run forget again): %w", filepath.Join(spool, "rejected"), err)
-			} else if took > 0 {
-				fmt.Fprintf(m.Stdout, "and took %s out of the bot's refused batches (%s)\n", plural(took, "message", "messages"), filepath.Join(spool, "rejected"))
 			}
 			return nil
 		})
