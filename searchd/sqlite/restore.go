@@ -130,14 +130,8 @@ func newCopyGeneration(ctx context.Context, path string) error {
 		return err
 	}
 	defer db.Close()
-	// Out of WAL mode, as carryForgets leaves it: the write goes into the
-	// file itself, which alone takes the database's name.
-	var mode string
-	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil {
+	if err := outOfWAL(ctx, db); err != nil { // as carryForgets leaves it
 		return err
-	}
-	if mode != "delete" {
-		return fmt.Errorf("the restored copy stays in %s mode", mode)
 	}
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&n); err != nil || n == 0 {

@@ -318,8 +318,14 @@ func carryForgets(ctx context.Context, current, copyPath string, rules segment.R
 		return err
 	}
 	defer one.Close()
+	return outOfWAL(ctx, one)
+}
+
+// outOfWAL takes the restored copy out of WAL mode: every change is in
+// the file itself, which alone takes the database's name.
+func outOfWAL(ctx context.Context, db *sql.DB) error {
 	var mode string
-	if err := one.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil {
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil {
 		return err
 	}
 	if mode != "delete" {
