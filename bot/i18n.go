@@ -58,7 +58,7 @@ var lines = map[string][2]string{
 	"notMember":  {"Only the member who asked can confirm their opt-out.", "요청한 본인만 옵트아웃을 확인할 수 있어요."},
 	"unknown":    {"I do not know that command.", "알 수 없는 명령이에요."},
 	// A public answer taken back (answers.go).
-	"withdrawn":     {"This answer was withdrawn: a message it quoted was deleted, or its author left dsearch.", "이 답변은 거둬들였어요. 인용한 메시지가 삭제됐거나 작성자가 dsearch에서 빠졌어요."},
+	"withdrawn":     {"This answer was withdrawn: a message it quoted was deleted or edited, its author left dsearch, or who may read it here changed.", "이 답변은 거둬들였어요. 인용한 메시지가 삭제·수정됐거나, 작성자가 dsearch에서 빠졌거나, 여기서 읽을 수 있는 사람이 바뀌었어요."},
 	"agedOut":       {"This answer is too old to be kept in step with deletions, so it was taken down; ask again.", "오래된 답변이라 삭제된 메시지를 더는 반영할 수 없어서 내렸어요. 다시 물어봐 주세요."},
 	"withdrawnMore": {"This answer was withdrawn; ask again.", "이 답변은 거둬들였어요. 다시 물어봐 주세요."},
 
