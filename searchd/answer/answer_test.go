@@ -758,3 +758,27 @@ func TestLongQuestionPagesWithTheRulesPlan(t *testing.T) {
 		t.Errorf("a forged rules cursor over a question's length: %v", err)
 	}
 }
+
+// A catch-up line naming a member of the channel whom the conversation's
+// text does not name is refused and not cached: the model is given the
+// messages without their authors, so the name is its guess.
+func TestCatchupLineNamingSomeoneNotInTheMessagesIsRefused(t *testing.T) {
+	f := &fakeOllama{script: []string{
+		`json:{"summary":"Sora fixed the boiler","keywords":["boiler"]}`,
+		`json:{"summary":"someone is moving to a new apartment","keywords":["apartment"]}`,
+	}}
+	s, _ := setup(t, f)
+	ctx := context.Background()
+	if _, err := s.DB.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{{ID: 9, ChannelID: 1, CreatedAt: t0.Add(30 * 24 * time.Hour).UnixMicro(),
+		Content: "pizza on friday?", Type: "Default", Author: searchd.Author{ID: 12, Username: "sora"}}}}, segment.DefaultRules, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Catchup(ctx, CatchupRequest{Channel: 1, Until: t0.Add(24 * time.Hour).UnixMicro()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Conversations) != 2 || resp.Conversations[0].Summary != "" || resp.Conversations[1].Summary == "" ||
+		!strings.Contains(resp.SummaryError, "names someone") {
+		t.Fatalf("catchup: %+v", resp)
+	}
+}

@@ -83,6 +83,12 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 	if !llmOK {
 		resp.SummaryError = "no LLM configured"
 	}
+	var names map[string][]int64
+	if llmOK {
+		if names, err = s.names(ctx, []int64{req.Channel}); err != nil {
+			return nil, err
+		}
+	}
 	for _, sg := range segs {
 		if len(msgs[sg.ID]) == 0 {
 			continue // only Discord's notices (a call, a join): nothing was said
@@ -95,7 +101,7 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 			}
 			if cached != nil {
 				c.Summary, c.Keywords, c.Cached = cached.Text, cached.Keywords, true
-			} else if sum, err := s.summarizeSegment(ctx, msgs[sg.ID]); errors.As(err, new(*refusedLine)) {
+			} else if sum, err := s.summarizeSegment(ctx, msgs[sg.ID], names); errors.As(err, new(*refusedLine)) {
 				// This line was not fit to show; the model may do better
 				// on the next conversation.
 				resp.SummaryError = "a summary was refused: " + err.Error()
@@ -114,7 +120,11 @@ func (s *Service) Catchup(ctx context.Context, req CatchupRequest) (*CatchupResp
 	return resp, nil
 }
 
-func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessage) (*sqlite.Summary, error) {
+// summarizeSegment asks the model for a conversation's catch-up line.
+// names are the channel's members (Service.names): the model is given the
+// messages' text alone, so a line naming a member the text does not is
+// the model's guess (namesUnshown), refused.
+func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessage, names map[string][]int64) (*sqlite.Summary, error) {
 	var b strings.Builder
 	for _, m := range ms {
 		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(m.Content, "\n", " "))
@@ -126,7 +136,11 @@ func (s *Service) summarizeSegment(ctx context.Context, ms []sqlite.StoredMessag
 	if err != nil {
 		return nil, err
 	}
-	return parseLine(out, messages)
+	sum, err := parseLine(out, messages)
+	if err == nil && namesUnshown(sum.Text, messages, nil, names) {
+		return nil, &refusedLine{errors.New("the summary names someone the messages do not")}
+	}
+	return sum, err
 }
 
 // parseLine reads the model's catch-up line for messages, refusing one
