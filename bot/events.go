@@ -35,7 +35,9 @@ func (b *Bot) addHandlers() {
 		}
 		chans := make([]api.Channel, 0, len(e.Channels)+len(e.Threads))
 		for i := range e.Channels {
-			chans = append(chans, channel(&e.Channels[i]))
+			if !obfuscated(&e.Channels[i]) { // searchd keeps the names it has
+				chans = append(chans, channel(&e.Channels[i]))
+			}
 		}
 		for i := range e.Threads {
 			chans = append(chans, channel(&e.Threads[i]))
@@ -59,7 +61,7 @@ func (b *Bot) addHandlers() {
 		b.queueBackfill(e.ID) // the catch-up always; history with --backfill
 	})
 	place := func(c *discord.Channel) {
-		if b.allowed(c.GuildID) {
+		if b.allowed(c.GuildID) && !obfuscated(c) {
 			b.batch.places(nil, []api.Channel{channel(c)})
 		}
 	}

@@ -66,6 +66,11 @@ func (b *Bot) readableChannels(guildID discord.GuildID, member *discord.Member) 
 // arikawa's CalcOverrides differs: it honours ADMINISTRATOR set by an
 // overwrite, which Discord ignores, and matches overwrites by ID alone.
 func channelPermissions(g *discord.Guild, ch *discord.Channel, member *discord.Member, roles []discord.Role) discord.Permissions {
+	if obfuscated(ch) {
+		// Its overwrites (and age restriction) are Discord's stand-ins:
+		// who may read it, the owner aside, cannot be told.
+		return 0
+	}
 	if g.OwnerID == member.User.ID {
 		return discord.PermissionAll
 	}
@@ -319,3 +324,17 @@ func (b *Bot) pick(allowed []api.ID, picked discord.ChannelID, refused error) ([
 	}
 	return allowed, nil
 }
+
+// channelObfuscated is the flag Discord sets (since 2026-10-12) on a
+// channel the gateway sends a bot that may not view it: its name becomes
+// "___hidden___", its overwrites one that denies @everyone View Channel,
+// and its other fields but ID, type, position and parent "should not be
+// relied on" (discord-api-docs, Obfuscated Channels). It stays so until
+// the bot may view it again, when a CHANNEL_UPDATE brings the real one.
+const channelObfuscated discord.ChannelFlags = 1 << 17
+
+// obfuscated: the bot's state holds Discord's stand-in for ch, not ch.
+// Nobody is taken to read it (its stored history is shown to no one, not
+// even the owner, since whether it is age-restricted is hidden too), and
+// its name is not handed to searchd.
+func obfuscated(ch *discord.Channel) bool { return ch.Flags&channelObfuscated != 0 }

@@ -599,3 +599,41 @@ func TestAgeRestrictedChannelShownOnlyInOne(t *testing.T) {
 		t.Errorf("an answer in an age-restricted channel picking another leaves it out: %s", embedText(edit))
 	}
 }
+
+// Since 2026-10-12 Discord sends a bot a channel it may not view as a
+// stand-in (discord-api-docs, Obfuscated Channels): flag 1 << 17, name
+// "___hidden___", age restriction and overwrites not to be relied on.
+// The stored history of such a channel (an age-restricted one the bot
+// lost, here) is shown to no one, whatever the stand-in's overwrites say,
+// and searchd keeps the channel's real name.
+func TestObfuscatedChannelShownToNoOne(t *testing.T) {
+	const lounge = 2050
+	at := t0.Add(60 * 24 * time.Hour)
+	m := message(lounge, user(bob, "bob"), at, "after midnight the explicit lighthouse photos go up here")
+	e := setup(t, func(d *discordtest.Discord) {
+		d.AddChannels(discord.Channel{ID: lounge, Type: discord.GuildText, Name: "after-dark", ParentID: category, NSFW: true})
+		d.AddHistory(m)
+	})
+	e.backfilled(int64(len(history()) + 1))
+	// The bot loses View Channel there: Discord sends the stand-in.
+	e.discord.UpdateChannel(discord.Channel{ID: lounge, Type: discord.GuildText, Name: "___hidden___", ParentID: category, Flags: 1 << 17})
+	waitFor(t, "the stand-in in the bot's state", func() bool {
+		c, err := e.bot.state.Cabinet.Channel(lounge)
+		return err == nil && c.Flags&(1<<17) != 0
+	})
+	for _, in := range []discord.ChannelID{general, lounge} {
+		if _, edit, _ := e.interactionIn(in, alice, 2, query("explicit lighthouse photos")); strings.Contains(embedText(edit), "after midnight") {
+			t.Errorf("an answer in %d shows a channel Discord hides from the bot: %s", in, embedText(edit))
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // a batch placing the stand-in would be flushed by now
+	chans, err := e.c.Channels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chans {
+		if c.ID == lounge && c.Name != "after-dark" {
+			t.Errorf("searchd names the channel %q, want its name before Discord hid it", c.Name)
+		}
+	}
+}
