@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"dsearch/searchd"
 	"dsearch/searchd/segment"
@@ -147,6 +148,11 @@ func (db *DB) Forget(ctx context.Context, f ForgetFilter, rules segment.Rules) (
 	}
 	if f.Author != 0 && f.Channel == 0 && f.Before == 0 {
 		err = db.write(ctx, func(tx *sql.Tx) error {
+			// Recorded: a restore of an older backup forgets them again.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO forgotten_authors (user_id, at) VALUES (?, ?)
+				ON CONFLICT DO UPDATE SET at = MAX(at, excluded.at)`, f.Author, time.Now().UnixMicro()); err != nil {
+				return err
+			}
 			for _, q := range []string{`DELETE FROM user_names WHERE user_id = ?`, `DELETE FROM server_nicknames WHERE user_id = ?`,
 				`DELETE FROM users WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = users.id)`,
 				`DELETE FROM message_mentions WHERE user_id = ?`} {

@@ -676,3 +676,89 @@ func TestRestoreCutShortStillChangesTheGeneration(t *testing.T) {
 		})
 	}
 }
+
+// searchd forget --author forgets every name the author was seen under
+// and every mention of them, not only their messages: a restore of a
+// backup made before it must not bring those back, as it does not an
+// opt-out's. The messages' tombstones alone said nothing of the names.
+func TestRestoreKeepsAnAuthorForgotten(t *testing.T) {
+	ctx := context.Background()
+	const member = 9
+	theirs := msg(2, time.Minute, 0)
+	theirs.Author = searchd.Author{ID: member, Username: "forgottenname", GlobalName: "Forgotten Display", Nickname: "잊힌별명"}
+	mentioning := msg(3, 2*time.Minute, 0)
+	mentioning.Mentions = []int64{member}
+	data, backup, db := backedUp(t, msg(1, 0, 0), theirs, mentioning)
+	if _, err := db.Forget(ctx, ForgetFilter{Author: member}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	if _, err := restored.Message(ctx, 2); err != ErrNotFound {
+		t.Errorf("the forgotten author's message is back: %v", err)
+	}
+	for _, q := range []string{`SELECT COUNT(*) FROM user_names WHERE user_id = ?`, `SELECT COUNT(*) FROM server_nicknames WHERE user_id = ?`,
+		`SELECT COUNT(*) FROM users WHERE id = ?`, `SELECT COUNT(*) FROM message_mentions WHERE user_id = ?`} {
+		var n int
+		if err := restored.db.QueryRowContext(ctx, q, member).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d rows back after the restore", q, n)
+		}
+	}
+	if names, _ := restored.AuthorNames(ctx, nil); names["forgottenname"] != nil || names["잊힌별명"] != nil || names["forgotten display"] != nil {
+		t.Errorf("the forgotten author's names are back: %v", names)
+	}
+}
+
+// A forget the backup already holds is not done again: what the author
+// posted after it, and the name they came back under, stay.
+func TestRestoreKeepsWhatAForgottenAuthorPostedSince(t *testing.T) {
+	ctx := context.Background()
+	const member = 9
+	by := func(id int64, name string) searchd.Message {
+		m := msg(id, time.Duration(id)*time.Minute, 0)
+		m.Author = searchd.Author{ID: member, Username: name}
+		return m
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	db, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, msg(1, 0, 0), by(2, "before"))
+	if _, err := db.Forget(ctx, ForgetFilter{Author: member}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, db, by(3, "cameback"))
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Restore(ctx, data, backup, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	if _, err := restored.Message(ctx, 3); err != nil {
+		t.Errorf("what the author posted after the forget: %v", err)
+	}
+	if _, err := restored.Message(ctx, 2); err != ErrNotFound {
+		t.Errorf("the forgotten message is back: %v", err)
+	}
+	if names, _ := restored.AuthorNames(ctx, nil); names["cameback"] == nil || names["before"] != nil {
+		t.Errorf("names after the restore: %v, want cameback alone of the author's", names)
+	}
+}

@@ -18,7 +18,11 @@ import (
 // which may predate them: restoring an old backup must not bring back
 // what a member took away.
 type forgets struct {
-	optOuts    [][2]int64 // user, at
+	optOuts [][2]int64 // user, at
+	// authors were forgotten (searchd forget --author): user, at. Their
+	// messages' tombstones come with the rest, their names and the
+	// mentions of them with nothing else.
+	authors    [][2]int64
 	tombstones [][2]int64 // message, deleted_at
 	channels   [][2]int64 // deleted on Discord: channel, deleted_at
 	// leftGuilds are the servers the bot left (guild, left_at), which
@@ -65,6 +69,9 @@ func readForgets(ctx context.Context, path string) (forgets, error) {
 		return rows.Err()
 	}
 	if err := read("opt_outs", `SELECT user_id, at FROM opt_outs`, &f.optOuts); err != nil {
+		return f, err
+	}
+	if err := read("forgotten_authors", `SELECT user_id, at FROM forgotten_authors`, &f.authors); err != nil {
 		return f, err
 	}
 	if err := read("deleted_channels", `SELECT channel_id, deleted_at FROM deleted_channels`, &f.channels); err != nil {
@@ -123,6 +130,7 @@ func editsAfter(ctx context.Context, db *sql.DB, after int64, limit int) ([]sear
 // one taken back after the backup was made stays until the member opts in
 // again, the safe side of the two.
 func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) error {
+	var authors [][2]int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) + 1 AS TEXT) WHERE key = 'index_version'`, f.version); err != nil {
 			return err
@@ -133,6 +141,18 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 		for _, o := range f.optOuts {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO opt_outs (user_id, at) VALUES (?, ?) ON CONFLICT DO NOTHING`, o[0], o[1]); err != nil {
 				return err
+			}
+		}
+		// An author forgotten since the backup was made (its row older,
+		// or none) is forgotten again, names and mentions with it.
+		for _, a := range f.authors {
+			var at int64
+			err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT at FROM forgotten_authors WHERE user_id = ?), 0)`, a[0]).Scan(&at)
+			if err != nil {
+				return err
+			}
+			if at < a[1] {
+				authors = append(authors, a)
 			}
 		}
 		for _, t := range f.tombstones {
@@ -148,6 +168,25 @@ func (db *DB) applyForgets(ctx context.Context, f forgets, rules segment.Rules) 
 		}
 		for _, g := range f.leftGuilds {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO left_guilds (guild_id, left_at) VALUES (?, ?)`, g[0], g[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Before the edits: an edit since the forget carries the mentions its
+	// newer text has.
+	for _, a := range authors {
+		if _, err := db.Forget(ctx, ForgetFilter{Author: a[0]}, rules); err != nil {
+			return err
+		}
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		for _, a := range authors { // the forget's own time, not the restore's
+			if _, err := tx.ExecContext(ctx, `INSERT INTO forgotten_authors (user_id, at) VALUES (?, ?)
+				ON CONFLICT DO UPDATE SET at = excluded.at`, a[0], a[1]); err != nil {
 				return err
 			}
 		}
