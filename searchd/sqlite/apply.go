@@ -385,6 +385,9 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 			}
 		}
 	}
+	if msgs, err = a.withoutTombstoned(msgs, &res); err != nil {
+		return res, err
+	}
 	if err := a.upsertAuthors(msgs); err != nil {
 		return res, err
 	}

@@ -126,3 +126,34 @@ func TestForget(t *testing.T) {
 		t.Errorf("forget before: %d, %v", n, err)
 	}
 }
+
+// A forgotten author's message stored again (an import of an older
+// export, a backfill) is refused by its tombstone, and brings back none
+// of the names the forget took away with it.
+func TestForgottenAuthorsOldMessageBringsNoNameBack(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	const member = 9
+	theirs := msg(2, time.Minute, 0)
+	theirs.Author = searchd.Author{ID: member, Username: "gonename", GlobalName: "Gone Display", Nickname: "gonenick"}
+	apply(t, db, msg(1, 0, 0), theirs)
+	if _, err := db.Forget(ctx, ForgetFilter{Author: member}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if r := apply(t, db, theirs); r.Inserted != 0 || r.Skipped != 1 {
+		t.Errorf("the forgotten message again: %+v, want it skipped", r)
+	}
+	for _, q := range []string{`SELECT COUNT(*) FROM users WHERE id = ?`, `SELECT COUNT(*) FROM user_names WHERE user_id = ?`,
+		`SELECT COUNT(*) FROM server_nicknames WHERE user_id = ?`} {
+		var n int
+		if err := db.db.QueryRowContext(ctx, q, member).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d rows back", q, n)
+		}
+	}
+	if names, _ := db.AuthorNames(ctx, nil); names["gonename"] != nil || names["gone display"] != nil || names["gonenick"] != nil {
+		t.Errorf("the forgotten author's names are back: %v", names)
+	}
+}

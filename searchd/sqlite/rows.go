@@ -143,21 +143,35 @@ func (a *applier) upsertAuthors(msgs []searchd.Message) error {
 	return nil
 }
 
-func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) error {
-	if a.tombstones {
+// withoutTombstoned leaves out the messages deleted or forgotten for
+// good (tombstones), counted skipped. Before the authors are recorded:
+// a forgotten author's old message (an import, a backfill) must not
+// bring back the names the forget took away with it.
+func (a *applier) withoutTombstoned(msgs []searchd.Message, res *searchd.BatchResult) ([]searchd.Message, error) {
+	if !a.tombstones {
+		return msgs, nil
+	}
+	var kept []searchd.Message
+	for _, m := range msgs {
 		row, err := a.queryRow(qTombstoned, m.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var one int
 		switch err := row.Scan(&one); {
 		case err == nil:
 			res.Skipped++
-			return nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
+		case errors.Is(err, sql.ErrNoRows):
+			kept = append(kept, m)
+		default:
+			return nil, err
 		}
 	}
+	return kept, nil
+}
+
+// upsertMessage stores m, which withoutTombstoned let through.
+func (a *applier) upsertMessage(m *searchd.Message, res *searchd.BatchResult) error {
 	if m.Partial {
 		known, err := a.fillFromStored(m)
 		if err != nil {
