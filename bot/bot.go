@@ -108,6 +108,7 @@ type Bot struct {
 	marks   *marks
 	status  *status
 	answers *answers // what public answers quote (answers.go)
+	syncing syncing  // channels whose sync has not ended (syncing.go)
 
 	// guildQueue holds the guilds to catch up and page through (queued
 	// tells), retryQueue channels to try again; gapped says the spool

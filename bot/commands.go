@@ -370,7 +370,7 @@ func sameIDs(a, b []api.ID) bool {
 // answerReply renders an answer searchd was asked for at asked and,
 // when there is more, a button whose page state holds the next cursor.
 func (b *Bot) answerReply(pg *page, resp *api.QueryResponse, l lang, asked time.Time) *reply {
-	r := &reply{embeds: []discord.Embed{answerEmbed(l, &pg.request, resp, pg.public)}}
+	r := &reply{embeds: []discord.Embed{answerEmbed(l, &pg.request, resp, pg.public, b.syncing.count(pg.request.Channels))}}
 	if pg.public {
 		r.quotes = b.quotesOf(resp, l)
 		r.quotes.asked = asked

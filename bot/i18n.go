@@ -84,6 +84,7 @@ var lines = map[string][2]string{
 	// Answers, catch-ups, related conversations.
 	"more":          {"More", "더 보기"},
 	"nothing":       {"Nothing relevant was found.", "관련된 대화를 찾지 못했어요."},
+	"unsynced":      {"_The history of %d of the channels searched is not fully synced yet: older messages may be missing. Ask again later._", "_검색한 채널 중 %d개는 아직 기록을 다 가져오지 못했어요. 오래된 메시지가 빠졌을 수 있으니 나중에 다시 물어봐 주세요._"},
 	"noClearMatch":  {"_Nothing clearly matched. The closest conversations, with low confidence:_", "_딱 맞는 대화는 없었어요. 가장 가까운 대화예요 (신뢰도 낮음):_"},
 	"lowConfidence": {"low confidence", "신뢰도 낮음"},
 	"results":       {"_Results %d–%d_", "_결과 %d–%d_"},

@@ -49,7 +49,9 @@ func clipChars(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-func answerEmbed(l lang, req *api.QueryRequest, resp *api.QueryResponse, public bool) discord.Embed {
+// answerEmbed renders an answer; unsynced counts the channels searched
+// whose history the bot is still syncing.
+func answerEmbed(l lang, req *api.QueryRequest, resp *api.QueryResponse, public bool, unsynced int) discord.Embed {
 	desc := resp.Answer
 	if desc == "" {
 		desc = "_" + resp.AnswerError + "_"
@@ -62,6 +64,10 @@ func answerEmbed(l lang, req *api.QueryRequest, resp *api.QueryResponse, public 
 	}
 	if len(resp.Results) == 0 {
 		desc = l.say("nothing")
+	}
+	if unsynced > 0 {
+		// First, so that cutting the description never drops it.
+		desc = l.say("unsynced", unsynced) + "\n" + desc
 	}
 	e := discord.Embed{Title: clip(req.Question, maxTitle), Description: clip(desc, maxDescription), Color: colour,
 		Fields: resultFields(l, resp.Results, resp.Offset)}

@@ -22,7 +22,7 @@ func TestEmbedLimits(t *testing.T) {
 	}
 	req := &api.QueryRequest{Question: long}
 	resp := &api.QueryResponse{Answer: long, Results: results, Plan: api.QueryPlan{Subqueries: []string{long}, Source: "llm"}}
-	for name, e := range map[string]discord.Embed{"answer": answerEmbed(en, req, resp, true), "related": relatedEmbed(en, results),
+	for name, e := range map[string]discord.Embed{"answer": answerEmbed(en, req, resp, true, 0), "related": relatedEmbed(en, results),
 		"catchup": catchupEmbed(en, 5, "2025-01-01", &api.CatchupResponse{Conversations: []api.Conversation{{Summary: long, URL: "u"}}}, true)} {
 		total := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
 		if utf8.RuneCountInString(e.Title) > maxTitle || utf8.RuneCountInString(e.Description) > maxDescription || len(e.Fields) > maxFields {
@@ -63,7 +63,7 @@ func TestNothingClearlyMatched(t *testing.T) {
 	}
 	req := &api.QueryRequest{Question: "kubernetes helm chart"}
 	resp := &api.QueryResponse{NoConfidentResults: true, AnswerError: "nothing clearly matched the question", Results: results}
-	e := answerEmbed(en, req, resp, false)
+	e := answerEmbed(en, req, resp, false, 0)
 	if e.Description != en.say("noClearMatch") {
 		t.Errorf("description %q", e.Description)
 	}
@@ -71,7 +71,7 @@ func TestNothingClearlyMatched(t *testing.T) {
 		t.Errorf("fields %+v", e.Fields)
 	}
 	resp.NoConfidentResults = false
-	if e := answerEmbed(en, req, resp, false); strings.Contains(e.Description, en.say("noClearMatch")) {
+	if e := answerEmbed(en, req, resp, false, 0); strings.Contains(e.Description, en.say("noClearMatch")) {
 		t.Errorf("a confident answer says nothing matched: %q", e.Description)
 	}
 }
@@ -95,7 +95,7 @@ func TestKoreanEmbedsPassArikawasCheck(t *testing.T) {
 			Previews: []api.Message{{AuthorName: "a", Content: long}, {AuthorName: "b", Content: long}}})
 	}
 	for name, e := range map[string]discord.Embed{
-		"answer": answerEmbed(ko, req, resp, true), "related": relatedEmbed(ko, results), "many": answerEmbed(ko, req, &api.QueryResponse{Answer: long, Results: many}, false),
+		"answer": answerEmbed(ko, req, resp, true, 0), "related": relatedEmbed(ko, results), "many": answerEmbed(ko, req, &api.QueryResponse{Answer: long, Results: many}, false, 0),
 		"catchup": catchupEmbed(ko, 5, "어제", &api.CatchupResponse{Conversations: []api.Conversation{
 			{Summary: long, URL: "u"}, {Preview: results[0].Previews, URL: "u"}}}, true)} {
 		if err := e.Validate(); err != nil {

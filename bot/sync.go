@@ -43,6 +43,7 @@ var errYield = errors.New("history paused for a catch-up")
 // syncChannels catches up every channel, then pages through their
 // history. A channel Discord failed on is tried again later.
 func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt int) {
+	b.syncing.start(chans)
 	if b.spooledFirst(ctx); ctx.Err() != nil {
 		return
 	}
@@ -87,6 +88,7 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 		err := failed[ch.ID]
 		if err == nil {
 			if !yielded {
+				b.syncing.done(ch.ID)
 				b.noteStatus(b.status.complete(ch.ID))
 			}
 			continue
@@ -99,6 +101,9 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 // cannot help, tries it again after a pause that doubles each time.
 func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, attempt int) {
 	var he *httputil.HTTPError
+	if !retrying(err) {
+		b.syncing.done(ch.ID) // not synced by trying again: the status file says why
+	}
 	switch {
 	case unknownChannel(err):
 		// Deleted, whether or not an event says so (none comes for a
@@ -122,6 +127,12 @@ func (b *Bot) channelFailed(ctx context.Context, ch discord.Channel, err error, 
 	b.log.Warn("backfill: channel failed; trying again later", "channel", ch.ID, "retry_in", wait, "err", err)
 	b.noteStatus(b.status.incomplete(ch, err.Error(), true))
 	b.scheduleRetry(ctx, retry{ch, attempt + 1}, wait)
+}
+
+// retrying is whether channelFailed tries a channel again after err.
+func retrying(err error) bool {
+	var he *httputil.HTTPError
+	return !unknownChannel(err) && !(errors.As(err, &he) && (he.Status == 404 || he.Status == 403)) && !errors.Is(err, errNoHistory)
 }
 
 func (b *Bot) scheduleRetry(ctx context.Context, r retry, wait time.Duration) {
