@@ -32,8 +32,8 @@ import (
 )
 
 // Intents the bot needs. MessageContent is privileged: turn it on in the
-// Developer Portal (Bot → Privileged Gateway Intents), or every message
-// arrives empty.
+// Developer Portal (Bot → Privileged Gateway Intents), or Discord closes
+// the gateway with 4014 (fatal.go); REST pages would hold no text.
 const Intents = gateway.IntentGuilds | gateway.IntentGuildMessages | gateway.IntentMessageContent
 
 // Config is what the bot needs to run.

@@ -55,7 +55,11 @@ func Reconcile(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := os.MkdirAll(cfg.SpoolDir, 0o700); err != nil {
 		return err
 	}
-	st, err := dial(ctx, cfg, gateway.IntentGuilds)
+	// The Message Content intent brings no events; it is asked for so
+	// that Discord refuses the session (4014) when the intent is off in
+	// the Developer Portal: its REST pages would then hold no text, and
+	// a message missed while the bot was away would be stored empty.
+	st, err := dial(ctx, cfg, gateway.IntentGuilds|gateway.IntentMessageContent)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,7 @@ type Discord struct {
 	offline          bool // the gateway refuses connections
 	// deleteOnAccessLoss: see DeleteOnAccessLoss.
 	deleteOnAccessLoss bool
+	noContentIntent    bool       // see MessageContentIntentOff
 	replies            *replyBook // the interactions' replies (replies.go)
 	refusals           []string   // requests refused for Discord's limits (limits.go)
 
@@ -188,6 +189,28 @@ func (d *Discord) WaitCalls(method, part string, n int) []Call {
 			d.t.Fatalf("discordtest: waited for %d %s %s calls, got %d", n, method, part, len(d.Calls(method, part)))
 		}
 	}
+}
+
+// MessageContentIntentOff is an application whose Message Content intent
+// is switched off in the Developer Portal: an IDENTIFY asking for the
+// intent is closed with 4014 (Disallowed intent(s)), and REST serves
+// messages with empty content, embeds, attachments and components, but
+// for the bot's own and those that mention it (Discord's "Message
+// Content Intent" docs).
+func (d *Discord) MessageContentIntentOff() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.noContentIntent = true
+}
+
+// withheld is m as an application without the Message Content intent
+// gets it.
+func (d *Discord) withheld(m discord.Message) discord.Message {
+	if !d.noContentIntent || m.Author.ID == d.Me.ID || slices.ContainsFunc(m.Mentions, func(u discord.GuildUser) bool { return u.ID == d.Me.ID }) {
+		return m
+	}
+	m.Content, m.Embeds, m.Attachments, m.Components = "", nil, nil, nil
+	return m
 }
 
 // Post stores messages and dispatches their MESSAGE_CREATE.

@@ -208,6 +208,11 @@ func (d *Discord) gateway(w http.ResponseWriter, r *http.Request) {
 				d.mu.Unlock()
 				return
 			}
+			if id.Intents&intentMessageContent != 0 && d.noContentIntent {
+				c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4014, "Disallowed intent(s)."))
+				d.mu.Unlock()
+				return
+			}
 			err = d.identify()
 		case 6: // resume
 			var res struct {

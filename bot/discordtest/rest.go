@@ -238,7 +238,7 @@ func (d *Discord) oneMessage(w http.ResponseWriter, channel, message string) {
 	defer d.mu.Unlock()
 	for _, m := range d.messages[discord.ChannelID(ch)] {
 		if discord.Snowflake(m.ID) == id {
-			writeJSON(w, 200, m)
+			writeJSON(w, 200, d.withheld(m))
 			return
 		}
 	}
@@ -294,6 +294,11 @@ func (d *Discord) messagesPage(w http.ResponseWriter, r *http.Request, channel s
 	if page == nil {
 		page = []discord.Message{}
 	}
+	d.mu.Lock()
+	for i := range page {
+		page[i] = d.withheld(page[i])
+	}
+	d.mu.Unlock()
 	writeJSON(w, 200, page)
 }
 

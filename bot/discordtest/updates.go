@@ -16,6 +16,8 @@ import (
 const (
 	intentGuilds       = 1 << 0
 	intentGuildMembers = 1 << 1
+	// intentMessageContent is privileged: see MessageContentIntentOff.
+	intentMessageContent = 1 << 15
 )
 
 // Member returns a member as Discord knows them now: what an interaction
