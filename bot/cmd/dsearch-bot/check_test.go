@@ -84,3 +84,21 @@ func TestCheckReportsBotStatus(t *testing.T) {
 		t.Errorf("--check after a fatal close: %v\n%s", err, &out)
 	}
 }
+
+// --check before the bot ever connected to Discord with this spool (a
+// first set-up, or --check given another --data or --spool than the
+// bot's service) said only "searchd … is up", which reads as "the bot
+// is well". The bot writes its status file at every connection, so its
+// absence says the bot has not connected: --check says so, and where it
+// looked (exit 0: `make demo` runs it with no bot).
+func TestCheckSaysWhenTheBotNeverConnected(t *testing.T) {
+	dir, sock := fakeSearchd(t, nil)
+	spoolDir := filepath.Join(dir, "spool")
+	var out bytes.Buffer
+	if err := run([]string{"--check", "--socket", sock, "--spool", spoolDir}, &out); err != nil {
+		t.Errorf("--check before the bot's first start: %v", err)
+	}
+	if !strings.Contains(out.String(), "has not connected to Discord") || !strings.Contains(out.String(), spoolDir) {
+		t.Errorf("--check before the bot's first start:\n%s\nwant it to say the bot has not connected, naming the spool", &out)
+	}
+}

@@ -209,8 +209,13 @@ func checkSearchd(socket, spoolDir string, stdout io.Writer) error {
 // the bot stopped for good, if it did.
 func reportBotStatus(spoolDir string, stdout io.Writer) (stopped string, err error) {
 	st, err := api.ReadBotStatus(spoolDir)
-	if err != nil || st == nil {
+	if err != nil {
 		return "", err
+	}
+	if st == nil {
+		// The bot writes it at every connection to Discord.
+		fmt.Fprintf(stdout, "the bot has not connected to Discord with the spool %s yet: start it (docs/bot.md), or give --check the bot's own --data or --spool\n", spoolDir)
+		return "", nil
 	}
 	if st.Stopped != "" {
 		fmt.Fprintf(stdout, "the bot stopped at %s: %s\n", st.StoppedAt.Local().Format(time.DateTime), st.Stopped)
