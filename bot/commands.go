@@ -16,6 +16,7 @@ import (
 	"github.com/diamondburned/arikawa/v3/utils/json/option"
 
 	"dsearch/shared/api"
+	"dsearch/shared/safesock"
 )
 
 // Command names.
@@ -283,6 +284,10 @@ func errorLine(l lang, err error) string {
 		return l.say("failedInside")
 	case strings.Contains(err.Error(), "searchd is not reachable"):
 		return l.say("down")
+	case errors.As(err, new(*safesock.UnsafeError)):
+		// The socket's path, modes and owners are the operator's: the
+		// log has them.
+		return l.say("unsafeSocket")
 	case errors.Is(err, context.DeadlineExceeded):
 		return l.say("tooLong")
 	case errors.As(err, &ue):

@@ -68,6 +68,7 @@ var lines = map[string][2]string{
 	"notShown":      {"The answer could not be shown in Discord; the bot's log says why.", "답을 디스코드에 보여 주지 못했어요. 원인은 봇 로그에 있어요."},
 	"failedInside":  {"Search failed inside searchd; the log there says why.", "searchd 안에서 검색이 실패했어요. 원인은 searchd 로그에 있어요."},
 	"down":          {"Search is down right now (searchd is not running). Try again in a minute.", "지금은 검색을 쓸 수 없어요 (searchd가 꺼져 있어요). 잠시 뒤에 다시 해 주세요."},
+	"unsafeSocket":  {"Search is unavailable: the bot will not talk to searchd, whose socket fails its safety checks. The bot's log says why; tell whoever runs it.", "지금은 검색을 쓸 수 없어요: searchd 소켓이 안전 검사를 통과하지 못해서 봇이 연결하지 않아요. 이유는 봇 로그에 있으니 운영자에게 알려 주세요."},
 	"tooLong":       {"That took too long. Try a narrower question.", "너무 오래 걸렸어요. 더 좁혀서 물어봐 주세요."},
 	"sorry":         {"Sorry: %s.", "죄송해요: %s."},
 	"notReadable":   {"you cannot read that channel", "그 채널은 읽을 권한이 없어요"},
