@@ -115,17 +115,17 @@ var lines = map[string][2]string{
 
 	// Opting out and in.
 	"optedOutAlready": {"You have already opted out: dsearch keeps none of your messages. /optin lets what you post from now on in again.",
-		"이미 옵트아웃했어요: dsearch에는 내 메시지가 하나도 없어요. /optin 하면 앞으로 쓰는 메시지는 다시 색인돼요."},
+		"이미 옵트아웃했어요: dsearch에는 내 메시지가 하나도 없어요. /옵트인 하면 앞으로 쓰는 메시지는 다시 색인돼요."},
 	"optOutPrompt": {"Opting out makes dsearch forget every message of yours it holds, in every server it indexes, with every name " +
 		"you were seen under, and index nothing you post from now on. Nobody can find, see or get a summary of your " +
 		"messages through it any more. Forgotten messages cannot be brought back; /optin later lets only new ones in.",
 		"옵트아웃하면 dsearch가 색인하는 모든 서버에서 내 메시지와 내가 쓴 모든 이름을 잊고, 앞으로 쓰는 메시지도 색인하지 않아요. " +
-			"누구도 dsearch로 내 메시지를 찾거나 보거나 요약할 수 없게 돼요. 잊은 메시지는 되돌릴 수 없고, 나중에 /optin 하면 새 메시지만 다시 색인돼요."},
+			"누구도 dsearch로 내 메시지를 찾거나 보거나 요약할 수 없게 돼요. 잊은 메시지는 되돌릴 수 없고, 나중에 /옵트인 하면 새 메시지만 다시 색인돼요."},
 	"forgetButton":    {"Forget my messages", "내 메시지 잊기"},
 	"cancelButton":    {"Cancel", "취소"},
 	"optOutCancelled": {"Nothing changed: dsearch still indexes your messages.", "바뀐 건 없어요: dsearch는 계속 내 메시지를 색인해요."},
 	"optOutDone": {"Done: dsearch forgot %d of your messages and will not index what you post. /optin lets new messages in again.",
-		"완료: dsearch가 내 메시지 %d개를 잊었고, 앞으로 쓰는 메시지는 색인하지 않아요. /optin 하면 새 메시지를 다시 색인해요."},
+		"완료: dsearch가 내 메시지 %d개를 잊었고, 앞으로 쓰는 메시지는 색인하지 않아요. /옵트인 하면 새 메시지를 다시 색인해요."},
 	"notOptedOut": {"You have not opted out; nothing changed.", "옵트아웃한 적이 없어요. 바뀐 건 없어요."},
 	"optedIn":     {"dsearch will index what you post from now on. The messages forgotten when you opted out stay forgotten.", "앞으로 쓰는 메시지는 dsearch가 색인해요. 옵트아웃할 때 잊은 메시지는 그대로 잊힌 상태예요."},
 }
@@ -146,7 +146,7 @@ var commandText = map[string][2]string{
 	"catchup/since":              {"시작", "이 날짜나 시간부터 (기본: 하루 전; 어제, 3월, 7d)"},
 	"Find related conversations": {"관련 대화 찾기", ""},
 	"optout":                     {"옵트아웃", "dsearch 색인에서 빠지기: 내 메시지를 지우고 더는 색인하지 않아요 (먼저 물어봐요)"},
-	"optin":                      {"옵트인", "/optout 뒤에, 앞으로 쓰는 메시지를 다시 색인해요"},
+	"optin":                      {"옵트인", "/옵트아웃 뒤에, 앞으로 쓰는 메시지를 다시 색인해요"},
 }
 
 // localized returns cmds with their Korean names and descriptions.

@@ -99,3 +99,26 @@ func TestKoreanMembers(t *testing.T) {
 		t.Errorf("French falls back to English: %v", edit["content"])
 	}
 }
+
+// A Korean member's client shows the commands by their Korean names
+// (/옵트인, not /optin): a Korean line that names a command names it as
+// the member sees it (catchupMore already said /검색; the opt-out lines
+// said /optin).
+func TestKoreanLinesNameCommandsAsKoreanMembersSeeThem(t *testing.T) {
+	check := func(where, text string) {
+		for name, ko := range commandText {
+			if strings.Contains(name, "/") || strings.Contains(name, " ") {
+				continue // options, and the context-menu command (no slash)
+			}
+			if strings.Contains(text, "/"+name) {
+				t.Errorf("%s: %q names /%s; a Korean member sees /%s", where, text, name, ko[0])
+			}
+		}
+	}
+	for id, l := range lines {
+		check(id, l[1])
+	}
+	for name, t2 := range commandText {
+		check("command "+name, t2[1])
+	}
+}
