@@ -417,7 +417,7 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 	if more {
 		resp.Conversations = resp.Conversations[:catchupShown]
 	}
-	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, resp, more)}}, nil
+	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, resp, more, b.syncing.count([]api.ID{api.ID(ch)}))}}, nil
 }
 
 // related searches with a message's text, leaving out the conversation

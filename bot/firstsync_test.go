@@ -34,6 +34,11 @@ func TestFirstQueryWhileHistorySyncsSaysSo(t *testing.T) {
 		t.Errorf("Korean member: %s\nwant the note in Korean", got)
 	}
 	e.locale = ""
+	_, edit, _ = e.interaction(bob, 2, map[string]any{"id": "9001", "name": "catchup", "type": 1,
+		"options": []map[string]any{{"name": "since", "type": 3, "value": "2025-01-01"}}})
+	if got := embedText(edit); !strings.Contains(got, "not fully synced yet") {
+		t.Errorf("/catchup in #general while its history is still paged: %s\nwant the note", got)
+	}
 
 	// #staff was synced whole: no note.
 	_, edit, _ = e.interaction(alice, 2, query("boiler budget", map[string]any{"name": "channel", "type": 7, "value": fmt.Sprint(staff)}))

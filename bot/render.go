@@ -164,7 +164,7 @@ func previewText(l lang, msgs []api.Message, n int) string {
 
 // catchupEmbed renders a catch-up; more: older conversations since then
 // were left out.
-func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse, more bool) discord.Embed {
+func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse, more bool, unsynced int) discord.Embed {
 	where := "<#" + ch.String() + ">"
 	// As typed, which may be 6,000 characters that searchd reads (spaces
 	// around a date, a time in microseconds with leading zeros): the
@@ -176,6 +176,9 @@ func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupR
 	}
 	if more {
 		e.Description += "\n" + l.say("catchupMore", len(resp.Conversations))
+	}
+	if unsynced > 0 {
+		e.Description = l.say("unsynced", unsynced) + "\n" + e.Description
 	}
 	for _, c := range resp.Conversations {
 		if len(e.Fields) == maxFields {
