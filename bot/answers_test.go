@@ -34,9 +34,11 @@ func (e *env) publicAnswer(channel discord.ChannelID, question, want string) (to
 	e.mu.Lock()
 	token = fmt.Sprintf("token-%d", e.seq)
 	e.mu.Unlock()
-	if r, ok := e.discord.ReplyTo(token); !ok || !strings.Contains(r.Embeds, want) {
-		e.t.Fatalf("Discord keeps no reply showing %q: %+v", want, r)
-	}
+	// The fake logs a call as it arrives and keeps its reply once handled.
+	waitFor(e.t, fmt.Sprintf("Discord to keep a reply showing %q", want), func() bool {
+		r, ok := e.discord.ReplyTo(token)
+		return ok && strings.Contains(r.Embeds, want)
+	})
 	return token
 }
 
