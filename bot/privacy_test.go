@@ -616,7 +616,8 @@ func TestObfuscatedChannelShownToNoOne(t *testing.T) {
 	})
 	e.backfilled(int64(len(history()) + 1))
 	// The bot loses View Channel there: Discord sends the stand-in.
-	e.discord.UpdateChannel(discord.Channel{ID: lounge, Type: discord.GuildText, Name: "___hidden___", ParentID: category, Flags: 1 << 17})
+	e.discord.UpdateChannel(discord.Channel{ID: lounge, Type: discord.GuildText, Name: "after-dark", ParentID: category, NSFW: true,
+		Overwrites: []discord.Overwrite{{ID: discord.Snowflake(botUser), Type: discord.OverwriteMember, Deny: discord.PermissionViewChannel}}})
 	waitFor(t, "the stand-in in the bot's state", func() bool {
 		c, err := e.bot.state.Cabinet.Channel(lounge)
 		return err == nil && c.Flags&(1<<17) != 0

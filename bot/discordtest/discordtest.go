@@ -262,10 +262,11 @@ func (d *Discord) CreateChannel(ch discord.Channel) {
 	defer d.mu.Unlock()
 	ch.GuildID = d.guild.Guild.ID
 	d.guild.Channels = append(d.guild.Channels, ch)
-	if isThread(ch.Type) {
-		d.dispatch("THREAD_CREATE", ch)
-	} else {
-		d.dispatch("CHANNEL_CREATE", ch)
+	switch {
+	case !isThread(ch.Type):
+		d.dispatch("CHANNEL_CREATE", d.wireLocked(ch)) // a stand-in if the bot may not view it
+	case d.botPermissionsLocked(ch.ID).Has(discord.PermissionViewChannel):
+		d.dispatch("THREAD_CREATE", ch) // not sent of a thread in a channel the bot may not view
 	}
 }
 

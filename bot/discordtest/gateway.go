@@ -271,12 +271,15 @@ func (d *Discord) guildCreate() map[string]any {
 	var out map[string]any
 	json.Unmarshal(b, &out)
 	var chans, threads []discord.Channel
+	// Channels the bot may not view as stand-ins; threads only those it
+	// may view ("All active threads in the guild that current user has
+	// permission to view").
 	for _, c := range d.guild.Channels {
 		c.GuildID = g.ID
-		if isThread(c.Type) {
+		if !isThread(c.Type) {
+			chans = append(chans, d.wireLocked(c))
+		} else if d.botPermissionsLocked(c.ID).Has(discord.PermissionViewChannel) {
 			threads = append(threads, c)
-		} else {
-			chans = append(chans, c)
 		}
 	}
 	out["channels"], out["threads"], out["members"] = chans, threads, d.guild.Members

@@ -102,10 +102,18 @@ func (d *Discord) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, 404, map[string]any{"message": "Unknown Member", "code": 10007})
+	case r.Method == "GET" && path == "/guilds/"+d.guild.Guild.ID.String()+"/channels":
+		// Get Guild Channels omits the channels the bot may not view.
+		d.mu.Lock()
+		chans := d.visibleLocked()
+		d.mu.Unlock()
+		writeJSON(w, 200, chans)
 	case r.Method == "GET" && path == "/guilds/"+d.guild.Guild.ID.String()+"/threads/active":
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		var threads []discord.Channel
 		for _, c := range d.guild.Channels {
-			if isThread(c.Type) {
+			if isThread(c.Type) && d.botPermissionsLocked(c.ID).Has(discord.PermissionViewChannel) {
 				threads = append(threads, c)
 			}
 		}
