@@ -73,3 +73,58 @@ func TestStatusForgetsDeletedThreads(t *testing.T) {
 		})
 	}
 }
+
+// A channel whose catch-up waits (the spool full while searchd is away)
+// and that Discord hides from the bot meanwhile is caught up from its
+// stand-in (discord-api-docs, Obfuscated Channels): Discord answers 403,
+// and the status file, which dsearch-bot --check prints, must not name
+// the channel "___hidden___" but by the name members know.
+func TestStatusNeverNamesAChannelByItsStandIn(t *testing.T) {
+	e := setup(t, func(c *Config) { c.SpoolMax = 4000 })
+	e.backfilled(int64(len(history())))
+	e.sd.stop()
+	lost := series(thread, t0.Add(300*24*time.Hour), 150, "while searchd was away")
+	for _, m := range lost {
+		e.discord.Post(m)
+		time.Sleep(time.Millisecond)
+	}
+	waitFor(t, "the overflow", func() bool { return strings.Contains(e.log.String(), "spool full") })
+	// The thread's catch-up waits for searchd; #staff's, refused too,
+	// waits behind it.
+	refused := series(staff, t0.Add(301*24*time.Hour), 150, "refused by the full spool")
+	for _, m := range refused {
+		e.discord.Post(m)
+		time.Sleep(time.Millisecond)
+	}
+	waitFor(t, "#staff lost", func() bool {
+		e.bot.lostMu.Lock()
+		defer e.bot.lostMu.Unlock()
+		_, ok := e.bot.lost[staff]
+		return ok
+	})
+	e.discord.UpdateChannel(hiddenFromBot(fakeGuild().Channels[2]))
+	waitFor(t, "the stand-in in the bot's state", func() bool {
+		c, err := e.bot.state.Cabinet.Channel(staff)
+		return err == nil && obfuscated(c)
+	})
+	e.sd.start()
+	e.waitStored("the thread's refused messages", lost...)
+	waitFor(t, "#staff's catch-up, after the thread's", func() bool { return strings.Count(e.log.String(), "catching up channels") >= 2 })
+	time.Sleep(300 * time.Millisecond) // its status written
+	var got *api.IncompleteChannel
+	st, err := api.ReadBotStatus(e.cfg.SpoolDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range st.Incomplete {
+		if st.Incomplete[i].Channel == api.ID(staff) {
+			got = &st.Incomplete[i]
+		}
+	}
+	if got != nil && got.Name != "staff" {
+		t.Errorf("the status file names #staff %q", got.Name)
+	}
+	// Seen again: what the spool refused is caught up.
+	e.discord.UpdateChannel(fakeGuild().Channels[2])
+	e.waitStored("#staff's refused messages", refused...)
+}
