@@ -140,6 +140,11 @@ func (d *Discord) channelMessage(w http.ResponseWriter, r *http.Request, ch, id 
 		writeJSON(w, 404, map[string]any{"message": "Unknown Channel", "code": 10003})
 		return
 	}
+	if cid, _ := discord.ParseSnowflake(ch); !d.botPermissionsLocked(discord.ChannelID(cid)).Has(discord.PermissionViewChannel) {
+		// Even its own message: a channel route takes View Channel.
+		writeJSON(w, 403, map[string]any{"message": "Missing Access", "code": 50001})
+		return
+	}
 	for _, m := range d.book().byID {
 		if m.ID.String() != id || m.Channel.String() != ch || m.Deleted {
 			continue
