@@ -84,6 +84,9 @@ func (b *Bot) recheckAccessAs(g discord.GuildID, me *discord.Member) {
 		// from its listing.
 		b.log.Info("the bot may read channels again; catching up the server", "guild", g, "channels", len(regained))
 		b.queueBackfill(g)
+		if b.answers != nil {
+			b.answers.retryRefused(api.ID(g))
+		}
 	}
 	b.recheckAnswers(g)
 }

@@ -241,6 +241,25 @@ func (s *answers) withdrawIf(g api.ID, stale func(*answer) bool) {
 	}
 }
 
+// retryRefused tries again the withdrawals of guild g's answers Discord
+// refused (kept for the next start otherwise): the bot may view channels
+// again, and Discord refuses a channel's messages to a bot that may not
+// view it, its own answers too.
+func (s *answers) retryRefused(g api.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, a := range s.list {
+		if a.Guild == g && a.Pending && a.Failed {
+			a.Failed = false
+			n++
+		}
+	}
+	if n > 0 {
+		s.wake()
+	}
+}
+
 // withdrawn reports whether the reply was withdrawn (a More press on it
 // shows no page).
 func (s *answers) withdrawn(reply api.ID) bool {

@@ -575,3 +575,25 @@ func TestPublicAnswerWithdrawnDespiteABare404(t *testing.T) {
 	e.discord.Delete(general, historyMessage(t, boilerBroke).ID)
 	e.withdrawn(token)
 }
+
+// A public answer whose withdrawal Discord refuses because the bot may
+// not view its channel for now (Missing Access, to edit as to delete;
+// Discord sends the channel's stand-in) is withdrawn once the bot may
+// view it again, not only at the next start: the opted-out author's
+// words would go on showing meanwhile.
+func TestPublicAnswerWithdrawnWhenItsChannelIsSeenAgain(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	token := e.publicAnswer(general, "boiler broke", boilerBroke) // bob's words
+	ch := fakeGuild().Channels[1]
+	e.discord.UpdateChannel(hiddenFromBot(ch))
+	waitFor(t, "the stand-in in the bot's state", func() bool {
+		c, err := e.bot.state.Cabinet.Channel(general)
+		return err == nil && obfuscated(c)
+	})
+	_, edit, _ := e.interaction(bob, 2, map[string]any{"id": "9010", "name": "optout", "type": 1})
+	e.interaction(bob, 3, map[string]any{"custom_id": buttons(edit)[0], "component_type": 2})
+	waitFor(t, "the refused withdrawal", func() bool { return strings.Contains(e.log.String(), "cannot withdraw a public answer") })
+	e.discord.UpdateChannel(ch)
+	e.withdrawn(token)
+}
