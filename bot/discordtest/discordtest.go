@@ -218,7 +218,19 @@ func (d *Discord) Post(msgs ...discord.Message) {
 	d.t.Helper()
 	d.AddHistory(msgs...)
 	for _, m := range msgs {
-		d.Dispatch("MESSAGE_CREATE", m)
+		d.dispatchIfViewed(m.ChannelID, "MESSAGE_CREATE", m)
+	}
+}
+
+// dispatchIfViewed dispatches a message event of channel ch only if the
+// bot may view it (a thread: its parent): Discord sends nothing of a
+// channel a bot may not view.
+func (d *Discord) dispatchIfViewed(ch discord.ChannelID, name string, data any) {
+	d.t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.botPermissionsLocked(ch).Has(discord.PermissionViewChannel) {
+		d.dispatch(name, data)
 	}
 }
 
@@ -226,7 +238,7 @@ func (d *Discord) Post(msgs ...discord.Message) {
 func (d *Discord) Edit(m discord.Message) {
 	d.t.Helper()
 	d.Replace(m)
-	d.Dispatch("MESSAGE_UPDATE", m)
+	d.dispatchIfViewed(m.ChannelID, "MESSAGE_UPDATE", m)
 }
 
 // Replace changes a stored message without telling the gateway.
@@ -244,7 +256,7 @@ func (d *Discord) Replace(m discord.Message) {
 func (d *Discord) Delete(ch discord.ChannelID, id discord.MessageID) {
 	d.t.Helper()
 	d.Remove(ch, id)
-	d.Dispatch("MESSAGE_DELETE", map[string]any{"id": id, "channel_id": ch, "guild_id": d.guild.Guild.ID})
+	d.dispatchIfViewed(ch, "MESSAGE_DELETE", map[string]any{"id": id, "channel_id": ch, "guild_id": d.guild.Guild.ID})
 }
 
 // Remove deletes a stored message without telling the gateway.
