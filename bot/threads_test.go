@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,4 +156,37 @@ func TestJoinedPrivateThreadHistoryIsFetched(t *testing.T) {
 	if n := e.unstored(before); n > 0 {
 		t.Errorf("%d of %d messages of a private thread the bot was added to not fetched (3 s after its THREAD_CREATE)", n, len(before))
 	}
+}
+
+// The bot restarts while Discord hides #general from it: the new
+// session's GUILD_CREATE lists #general's stand-in and not its thread
+// (threads only of channels the bot may view), so the thread leaves the
+// bot's state but must not be forgotten (Discord answers 403 for it, not
+// Unknown Channel); once #general is seen again (CHANNEL_UPDATE,
+// THREAD_LIST_SYNC), what the thread got meanwhile is caught up, even
+// with a live message there first.
+func TestThreadOfAHiddenChannelAcrossARestartIsCaughtUp(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	if err := e.stop(); err != nil {
+		t.Fatal(err)
+	}
+	ch := fakeGuild().Channels[1] // #general
+	e.discord.UpdateChannel(hiddenFromBot(ch))
+	missed := series(thread, t0.Add(300*24*time.Hour), 120, "in the thread while the bot could not view general")
+	e.discord.AddHistory(missed...)
+	e.start()
+	waitFor(t, "the stand-in in the bot's state", func() bool {
+		c, err := e.bot.state.Cabinet.Channel(general)
+		return err == nil && obfuscated(c)
+	})
+	waitFor(t, "the guild's catch-up", func() bool { return strings.Contains(e.log.String(), "backfill: guild done") })
+	if !e.stored(historyMessage(t, "lighthouse trip on saturday?").ID) {
+		t.Fatal("the thread of a channel hidden from the bot was forgotten")
+	}
+	e.discord.UpdateChannel(ch)
+	live := message(thread, user(alice, "alice"), t0.Add(301*24*time.Hour), "live once the bot sees general again")
+	e.discord.Post(live)
+	e.waitStored("the live message", live)
+	e.waitStored("the thread's messages written while hidden", missed...)
 }
