@@ -597,3 +597,14 @@ func TestPublicAnswerWithdrawnWhenItsChannelIsSeenAgain(t *testing.T) {
 	e.discord.UpdateChannel(ch)
 	e.withdrawn(token)
 }
+
+// A public answer in #staff quoting #general is withdrawn once Discord
+// hides #general from the bot: its stand-in's overwrites are Discord's,
+// so who reads #general now cannot be told (recheckAnswers, mayShowIn).
+func TestPublicAnswerWithdrawnWhenAQuotedChannelTurnsIntoAStandIn(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	token := e.publicAnswer(staff, "boiler broke", boilerBroke) // #general's
+	e.discord.UpdateChannel(hiddenFromBot(fakeGuild().Channels[1]))
+	e.withdrawn(token)
+}

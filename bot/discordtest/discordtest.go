@@ -329,6 +329,11 @@ func (d *Discord) DeleteChannelUnseen(id discord.ChannelID) {
 
 func (d *Discord) deleteChannel(id discord.ChannelID, dispatch bool) {
 	var gone *discord.Channel
+	// As the bot was shown it: a stand-in if it may not view it.
+	var wire discord.Channel
+	if i := slices.IndexFunc(d.guild.Channels, func(c discord.Channel) bool { return c.ID == id }); i >= 0 {
+		wire = d.wireLocked(d.guild.Channels[i])
+	}
 	keep := func(list []discord.Channel) []discord.Channel {
 		return slices.DeleteFunc(list, func(c discord.Channel) bool {
 			if c.ID == id {
@@ -354,7 +359,7 @@ func (d *Discord) deleteChannel(id discord.ChannelID, dispatch bool) {
 	if isThread(gone.Type) {
 		d.dispatch("THREAD_DELETE", map[string]any{"id": gone.ID, "guild_id": gone.GuildID, "parent_id": gone.ParentID, "type": gone.Type})
 	} else {
-		d.dispatch("CHANNEL_DELETE", gone)
+		d.dispatch("CHANNEL_DELETE", wire)
 	}
 }
 
