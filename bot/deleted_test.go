@@ -231,3 +231,26 @@ func TestAccessLossPendingConfirmationAcrossRestartLosesNothing(t *testing.T) {
 		t.Errorf("%d messages of the history lost", n)
 	}
 }
+
+// A channel Discord hides from the bot and then deletes: its
+// CHANNEL_DELETE carries the stand-in, and Discord confirms the deletion
+// (404): the channel and its thread are forgotten all the same.
+func TestDeletedHiddenChannelForgotten(t *testing.T) {
+	e := setup(t)
+	h := history()
+	e.backfilled(int64(len(h)))
+	e.discord.UpdateChannel(hiddenFromBot(fakeGuild().Channels[1]))
+	waitFor(t, "the stand-in in the bot's state", func() bool {
+		c, err := e.bot.state.Cabinet.Channel(general)
+		return err == nil && obfuscated(c)
+	})
+	e.discord.DeleteChannel(general)
+	waitFor(t, "#general and its thread forgotten", func() bool {
+		for _, m := range h {
+			if (m.ChannelID == general || m.ChannelID == thread) && e.stored(m.ID) {
+				return false
+			}
+		}
+		return true
+	})
+}
