@@ -57,6 +57,7 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 		}
 	}
 	yielded := false
+	paged := map[discord.ChannelID]bool{} // history paged to its end before a yield
 	for i, ch := range chans {
 		if failed[ch.ID] != nil || !b.cfg.Backfill {
 			continue
@@ -76,6 +77,7 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 		case err != nil:
 			failed[ch.ID] = err
 		default:
+			paged[ch.ID] = true
 			if n > 0 {
 				b.log.Info("backfill: channel done", "guild", ch.GuildID, "channel", ch.ID, "messages", n, "progress", i+1, "of", len(chans))
 			}
@@ -87,7 +89,9 @@ func (b *Bot) syncChannels(ctx context.Context, chans []discord.Channel, attempt
 	for _, ch := range chans {
 		err := failed[ch.ID]
 		if err == nil {
-			if !yielded {
+			// A yield sends back only the channels not paged yet: those
+			// paged are synced, and stay noted as syncing otherwise.
+			if !yielded || paged[ch.ID] {
 				b.syncing.done(ch.ID)
 				b.noteStatus(b.status.complete(ch.ID))
 			}
