@@ -627,6 +627,18 @@ func TestObfuscatedChannelShownToNoOne(t *testing.T) {
 			t.Errorf("an answer in %d shows a channel Discord hides from the bot: %s", in, embedText(edit))
 		}
 	}
+	// Discord's stand-in denies @everyone View Channel, but its fields
+	// "should not be relied on": one that denies nothing, and is not
+	// age-restricted either, is still read by no one.
+	e.discord.Dispatch("CHANNEL_UPDATE", discord.Channel{ID: lounge, GuildID: guildID, Type: discord.GuildText,
+		Name: "___hidden___", ParentID: category, Flags: 1 << 17})
+	waitFor(t, "the stand-in without overwrites in the bot's state", func() bool {
+		c, err := e.bot.state.Cabinet.Channel(lounge)
+		return err == nil && c.Flags&(1<<17) != 0 && len(c.Overwrites) == 0
+	})
+	if _, edit, _ := e.interactionIn(general, alice, 2, query("explicit lighthouse photos")); strings.Contains(embedText(edit), "after midnight") {
+		t.Errorf("an answer shows a channel Discord hides from the bot, its stand-in denying nothing: %s", embedText(edit))
+	}
 	time.Sleep(1500 * time.Millisecond) // a batch placing the stand-in would be flushed by now
 	chans, err := e.c.Channels(context.Background())
 	if err != nil {
