@@ -147,11 +147,7 @@ func (b *Bot) listAgain(ctx context.Context, g discord.GuildID) {
 // have listed are left out), as entries for the status file: the server's
 // active threads, or a channel's archived ones.
 func (b *Bot) readableByBot(g discord.GuildID) (out, missed []discord.Channel, err error) {
-	me, err := b.state.Me()
-	if err != nil {
-		return nil, nil, err
-	}
-	member, err := b.state.Member(g, me.ID)
+	member, err := b.ownMember(g)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -234,14 +234,20 @@ func (b *Bot) publicFilter(guildID discord.GuildID, member *discord.Member, here
 	return b.pick(shared, picked, errNotShared)
 }
 
+// ownMember is the bot's own member in guild g, whose roles say what it
+// may view and read.
+func (b *Bot) ownMember(g discord.GuildID) (*discord.Member, error) {
+	me, err := b.state.Me()
+	if err != nil {
+		return nil, err
+	}
+	return b.state.Member(g, me.ID)
+}
+
 // botViews reports whether the bot may view ch (a thread: its parent),
 // which editing or deleting its own message there takes.
 func (b *Bot) botViews(g *discord.Guild, roles []discord.Role, chans []discord.Channel, ch *discord.Channel) bool {
-	me, err := b.state.Me()
-	if err != nil {
-		return false
-	}
-	member, err := b.state.Member(g.ID, me.ID)
+	member, err := b.ownMember(g.ID)
 	if err != nil {
 		return false
 	}

@@ -362,11 +362,8 @@ func (b *Bot) botReadsHistory(ch discord.Channel) bool {
 // bot's (nil: asked of Discord).
 func (b *Bot) botReader(g discord.GuildID, member *discord.Member) func(discord.Channel) bool {
 	if member == nil {
-		me, err := b.state.Me()
-		if err != nil {
-			return nil
-		}
-		if member, err = b.state.Member(g, me.ID); err != nil {
+		var err error
+		if member, err = b.ownMember(g); err != nil {
 			return nil
 		}
 	}
