@@ -73,6 +73,9 @@ type Config struct {
 // implements it.
 type Searchd interface {
 	PostMessages(context.Context, *api.MessageBatch) (*api.BatchResult, error)
+	// PostMessagesIn names the database generation checked before it
+	// (api.GenerationHeader).
+	PostMessagesIn(ctx context.Context, generation string, mb *api.MessageBatch) (*api.BatchResult, error)
 	Query(context.Context, *api.QueryRequest) (*api.QueryResponse, error)
 	Search(context.Context, url.Values) (*api.SearchResponse, error)
 	Catchup(context.Context, *api.CatchupRequest) (*api.CatchupResponse, error)

@@ -107,15 +107,29 @@ type watched struct {
 }
 
 func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
-	if err := w.b.checkGeneration(ctx); err != nil {
-		return nil, err
+	for try := 1; ; try++ {
+		g, err := w.b.checkGeneration(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// Naming the generation checked: a restore between the check
+		// and the post makes searchd refuse the batch, stored nowhere,
+		// and the next check takes the marks back first.
+		res, err := w.Searchd.PostMessagesIn(ctx, g, mb)
+		if api.StaleGeneration(err) && try < maxGenerationTries {
+			continue
+		}
+		if err == nil {
+			w.b.took(w.b.removalOf(mb, res))
+		}
+		return res, err
 	}
-	res, err := w.Searchd.PostMessages(ctx, mb)
-	if err == nil {
-		w.b.took(w.b.removalOf(mb, res))
-	}
-	return res, err
 }
+
+// maxGenerationTries bounds the checks and posts of one batch that
+// restores keep coming between; past it the caller retries later, as
+// after any error but a bad batch.
+const maxGenerationTries = 3
 
 func (w watched) OptOut(ctx context.Context, user api.ID) (*api.OptOut, error) {
 	res, err := w.Searchd.OptOut(ctx, user)

@@ -19,23 +19,28 @@ import (
 // newest message searchd holds at or before it, with a gap, and every
 // server is caught up from there. An error holds the post back: what it
 // stores in a restored database would hide the hole below the marks.
-func (b *Bot) checkGeneration(ctx context.Context) error {
+//
+// It returns the generation checked, for the post to name (watched): a
+// restore may still come between this check and the post, and searchd
+// then refuses the batch. "" names none (no marks of its own, an older
+// searchd).
+func (b *Bot) checkGeneration(ctx context.Context) (string, error) {
 	if b.marks == nil || b.marks.path == "" {
-		return nil // a full reconciliation: the running bot's marks are not its own
+		return "", nil // a full reconciliation: the running bot's marks are not its own
 	}
 	b.generationMu.Lock()
 	defer b.generationMu.Unlock()
 	h, err := b.searchd.Health(ctx)
 	if err != nil {
 		// Not an *api.Error: a refusal here is no refusal of the batch.
-		return fmt.Errorf("cannot tell which database searchd serves: %v", err)
+		return "", fmt.Errorf("cannot tell which database searchd serves: %v", err)
 	}
 	if h.Generation == "" {
-		return nil // an older searchd has none
+		return "", nil // an older searchd has none
 	}
 	known := b.marks.searchdGeneration()
 	if known == h.Generation {
-		return nil
+		return known, nil
 	}
 	if known != "" {
 		// Every channel asked before any mark is taken back: a check cut
@@ -48,7 +53,7 @@ func (b *Bot) checkGeneration(ctx context.Context) error {
 			}
 			cp, err := b.searchd.BackfillThrough(ctx, api.ID(ch), api.ID(mark))
 			if err != nil {
-				return fmt.Errorf("cannot tell what the replaced database of searchd holds: %v", err)
+				return "", fmt.Errorf("cannot tell what the replaced database of searchd holds: %v", err)
 			}
 			if newest := discord.MessageID(cp.Newest); newest < mark {
 				behind[ch] = newest
@@ -66,5 +71,5 @@ func (b *Bot) checkGeneration(ctx context.Context) error {
 	if err := b.marks.save(); err != nil {
 		b.log.Warn("cannot save the sync marks; the next start fetches a little again", "err", err)
 	}
-	return nil
+	return h.Generation, nil
 }

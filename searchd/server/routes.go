@@ -69,6 +69,21 @@ func StatsResponse(st *sqlite.Stats) api.Stats {
 }
 
 func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
+	// A batch naming the generation its sender checked is stored only in
+	// that database: a restore between the bot's check and its post would
+	// otherwise take it as if nothing had changed, and its messages would
+	// move the bot's marks past the hole the restore left. The database
+	// cannot change under a running searchd (restore needs it stopped).
+	if want := r.Header.Get(api.GenerationHeader); want != "" {
+		g, err := s.DB.Generation(r.Context())
+		if err != nil {
+			return err
+		}
+		if want != g {
+			return &httpError{status: http.StatusConflict, code: api.CodeStaleGeneration,
+				msg: "searchd serves another database than the one checked (restored since): check again, then send the batch again"}
+		}
+	}
 	var in api.MessageBatch
 	if err := decode(r, &in); err != nil {
 		// An unknown field is a bot newer than this searchd: the batch

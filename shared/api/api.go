@@ -57,6 +57,27 @@ const CodeBadBatch = "bad_batch"
 // searchd queues are already waiting; it may pass a moment later.
 const CodeBusy = "busy"
 
+// GenerationHeader, on a POST /v1/messages, names the database
+// generation (Health.Generation) the sender checked before it: searchd
+// refuses the batch when it serves another (CodeStaleGeneration). A
+// batch without it (an import, a replay of refused batches, an older
+// bot) is taken whatever searchd serves.
+const GenerationHeader = "Dsearch-Generation"
+
+// CodeStaleGeneration marks a POST /v1/messages refused with 409 because
+// it names another generation than the database searchd serves: a
+// restore came between the sender's check and its post. Nothing was
+// stored; the sender checks again (its marks may run ahead of what the
+// restored database holds) and sends it again.
+const CodeStaleGeneration = "stale_generation"
+
+// StaleGeneration reports whether err is searchd refusing a batch that
+// names another generation (CodeStaleGeneration).
+func StaleGeneration(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeStaleGeneration
+}
+
 // BadBatch reports whether err is searchd refusing a batch for its
 // content.
 func BadBatch(err error) bool {

@@ -74,8 +74,19 @@ func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
 
 // PostMessages calls POST /v1/messages.
 func (c *Client) PostMessages(ctx context.Context, b *api.MessageBatch) (*api.BatchResult, error) {
+	return c.PostMessagesIn(ctx, "", b)
+}
+
+// PostMessagesIn is PostMessages naming the database generation the
+// caller checked (api.GenerationHeader; "" names none): searchd refuses
+// the batch when it serves another (api.StaleGeneration).
+func (c *Client) PostMessagesIn(ctx context.Context, generation string, b *api.MessageBatch) (*api.BatchResult, error) {
 	var out api.BatchResult
-	return &out, c.do(ctx, "POST", "/v1/messages", nil, b, &out)
+	var h http.Header
+	if generation != "" {
+		h = http.Header{api.GenerationHeader: {generation}}
+	}
+	return &out, c.send(ctx, "POST", "/v1/messages", nil, h, b, &out)
 }
 
 // Message calls GET /v1/messages/{id} with up to before and after
@@ -151,6 +162,11 @@ func (c *Client) SetBackfill(ctx context.Context, b *api.Backfill) error {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	return c.send(ctx, method, path, q, nil, in, out)
+}
+
+// send is do with headers h added to the request.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, h http.Header, in, out any) error {
 	u := url.URL{Scheme: "http", Host: host, Path: path, RawQuery: q.Encode()}
 	var body io.Reader
 	if in != nil {
@@ -166,6 +182,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := c.http.Do(req)
 	if ue := (*safesock.UnsafeError)(nil); errors.As(err, &ue) {
