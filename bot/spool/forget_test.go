@@ -144,27 +144,6 @@ func TestForgetWaiting(t *testing.T) {
 	}
 }
 
-// namesAny finds an ID wherever the batch's JSON quotes it, and no ID of
-// which only a longer one, or a bare number, is there.
-func TestNamesAnyFindsQuotedIDs(t *testing.T) {
-	names := idNames{"123": {}, "9": {}}
-	for data, want := range map[string]bool{
-		`{"deletes":["123"]}`:                             true,
-		`{"messages":[{"id":"5","content":"x"}],"g":"9"}`: true,
-		`{"a":"x","b":"123"}`:                             true,
-		`{"id":"1234"}`:                                   false, // a longer ID
-		`{"id":"0123"}`:                                   false,
-		`{"n":123,"content":"call 9 now"}`:                false, // a bare number; digits in text
-		`{"content":"ends in 12","id":"77"}`:              false,
-		`{"e":"","id":"9"}`:                               true,
-		`"123`:                                            false, // cut short
-	} {
-		if got := namesAny([]byte(data), names); got != want {
-			t.Errorf("namesAny(%s) = %v, want %v", data, got, want)
-		}
-	}
-}
-
 // A crash while Forget or ForgetWaiting rewrote a batch leaves its
 // temporary copy (".NAME.forget"), which holds the batch's other
 // messages' text: nothing read it, cleaned it or took it out, so a message
