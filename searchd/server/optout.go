@@ -2,8 +2,10 @@ package server
 
 import (
 	"net/http"
+	"path/filepath"
 
 	"dsearch/shared/api"
+	"dsearch/shared/spoolforget"
 )
 
 // optOutStatus, optOut and optIn serve /v1/optouts/{user}: a member's
@@ -31,6 +33,7 @@ func (s *Server) optOut(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Counts only: who opted out is theirs to tell.
 	s.Log.Info("a member opted out", "messages_forgotten", n)
+	s.forgetRejectedAuthor(user)
 	if s.Embedding != nil && n > 0 {
 		s.Embedding.Job.Kick() // their vectors go at once
 	}
@@ -46,4 +49,25 @@ func (s *Server) optIn(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.OptOut{User: api.ID(user)})
+}
+
+// forgetRejectedAuthor takes an opted-out member's messages out of the
+// batches searchd refused from the bot (BotSpool's rejected/): never
+// stored, they would wait on disk for a person (a replay skips them). As
+// searchd forget does, whoever asked (the bot, curl, a script); after the
+// opt-out is recorded, so that a replay meanwhile is skipped. The opt-out
+// itself is done: a failure here is the operator's to see, not the
+// member's.
+func (s *Server) forgetRejectedAuthor(user int64) {
+	if s.BotSpool == "" {
+		return
+	}
+	took, err := spoolforget.Rejected(s.BotSpool, func(m api.MessageUpsert, _ api.ID) bool {
+		return m.ID != 0 && int64(m.Author.ID) == user
+	})
+	if err != nil {
+		s.Log.Error("an opt-out could not take the member out of the bot's refused batches: delete them, or opt out again", "dir", filepath.Join(s.BotSpool, "rejected"), "err", err)
+	} else if took > 0 {
+		s.Log.Info("an opted-out member's messages taken out of the bot's refused batches", "messages", took)
+	}
 }

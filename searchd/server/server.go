@@ -51,6 +51,10 @@ type Server struct {
 	Search *search.Service
 	// Answer answers /v1/query.
 	Answer *answer.Service
+	// BotSpool is the bot's default spool (DATA/bot-spool): an opt-out
+	// takes the member out of the batches searchd refused, kept in its
+	// rejected/, whoever asked for it. "" cleans none.
+	BotSpool string
 	// Searches and Queries bound /v1/search and /v1/query (and catch-up)
 	// running at once and waiting; defaults when nil. Questions have
 	// their own gate: they wait on the LLM for seconds.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -112,7 +113,8 @@ func (m *Main) serve(ctx context.Context, cfg *Config, grace time.Duration) erro
 	if c, ok := ans.LLM.(*llm.Client); ok && c.Endpoint.Remote {
 		log.Warn("the LLM server is not on this machine (--llm-remote): questions and the text of results go to it", "url", c.Shown)
 	}
-	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb, Search: svc, Answer: ans}
+	srv := &server.Server{DB: db, Rules: cfg.Rules, Log: log, Version: version, Embedding: emb, Search: svc, Answer: ans,
+		BotSpool: filepath.Join(cfg.Data, "bot-spool")}
 	jobDone := make(chan struct{})
 	go func() {
 		defer close(jobDone)
