@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"dsearch/searchd"
 	"dsearch/searchd/internal/sample"
+	"dsearch/searchd/segment"
+	"dsearch/searchd/sqlite"
 	"dsearch/shared/api"
 )
 
@@ -112,5 +117,60 @@ func TestForgetCleansTheRefusedBatchesBeforeTheDatabase(t *testing.T) {
 	}
 	if !checked {
 		t.Fatal("forget never reached its database step")
+	}
+}
+
+// A batch refused while searchd forget runs joins rejected/ after the
+// first cleaning; a replay may send it before the second. It cannot store
+// what the forget deleted: a refusal is for what the batch holds, so the
+// replay is refused again, and were it taken (a searchd fixed meanwhile),
+// every message the forget deleted left a tombstone, which skips its
+// copy, an edit included (here taken straight into the database at the
+// database step, as the replay's post would be). Its messages never
+// stored were still waiting when the forget began: messages written
+// since, as the spool's waiting batches are.
+func TestAReplayAfterTheDatabaseForgetCannotStoreWhatItForgot(t *testing.T) {
+	defer func() { forgetStep = nil }()
+	dir := t.TempDir()
+	data := importSample(t, dir)
+	const author = 910000000000000003
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(data, sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id, channel int64
+	err = raw.QueryRow(`SELECT id, channel_id FROM messages WHERE author_id = ? LIMIT 1`, author).Scan(&id, &channel)
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgetStep = func(step string) {
+		if step != "database" {
+			return
+		}
+		db, err := sqlite.Open(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		edited := time.Now().UnixMicro()
+		res, err := db.Apply(ctx, &searchd.Batch{Messages: []searchd.Message{{ID: id, ChannelID: channel,
+			Author: searchd.Author{ID: author, Username: "u"}, CreatedAt: edited - 1e6, EditedAt: edited,
+			Content: "zq-an edit refused, then replayed", Type: "Default"}}}, segment.DefaultRules, nil)
+		if err != nil || res.Skipped != 1 {
+			t.Errorf("the replayed copy of a forgotten message: %+v, %v", res, err)
+		}
+	}
+	if out, err := run(t, "forget", "--data", data, "--author", "910000000000000003"); err != nil {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	db, err := sqlite.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if m, err := db.Message(ctx, id); err == nil {
+		t.Errorf("the forgotten message is stored again: %q", m.Content)
 	}
 }
