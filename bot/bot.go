@@ -83,6 +83,9 @@ type Searchd interface {
 	Backfill(context.Context, api.ID) (*api.Backfill, error)
 	BackfillThrough(ctx context.Context, channel, through api.ID) (*api.Backfill, error)
 	SetBackfill(context.Context, *api.Backfill) error
+	// SetBackfillIn names the database generation the checkpoint was read
+	// from (api.GenerationHeader).
+	SetBackfillIn(ctx context.Context, generation string, cp *api.Backfill) error
 	OptOut(context.Context, api.ID) (*api.OptOut, error)
 	OptIn(context.Context, api.ID) (*api.OptOut, error)
 	OptOutStatus(context.Context, api.ID) (*api.OptOut, error)

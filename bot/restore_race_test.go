@@ -1,11 +1,18 @@
 package bot
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"dsearch/bot/discordtest"
+	"dsearch/shared/api"
 )
 
 // A restore landing between the bot's generation check and its post of a
@@ -44,5 +51,54 @@ func TestRestoreBetweenTheGenerationCheckAndThePost(t *testing.T) {
 	waitFor(t, "the new session's catch-up", func() bool { return strings.Count(e.log.String(), "backfill: guild done") > done })
 	if n := e.unstored(after); n > 0 {
 		t.Errorf("%d of %d messages posted after the backup never came back after a restore between a check and a post", n, len(after))
+	}
+}
+
+// searchd restored while the bot pages through a channel's history (a
+// backup made at its first page, the restore at its fourth): the history
+// pass kept its place in memory and saved it as the restored database's
+// checkpoint after the page it was on, so the pages between the backup's
+// checkpoint and that one, which the restored database lacks, were never
+// fetched again: the checkpoint said they were done.
+func TestRestoreDuringTheHistoryPassLeavesNoHole(t *testing.T) {
+	old := series(staff, t0.Add(-90*24*time.Hour), 450, "old history")
+	ids := map[string]bool{}
+	for _, m := range old {
+		ids[m.ID.String()] = true
+	}
+	var pages, holdAt atomic.Int32
+	holdAt.Store(2)
+	reached, release := make(chan struct{}), make(chan struct{})
+	staffPages := fmt.Sprintf("/channels/%d/messages", staff)
+	e := setup(t, func(d *discordtest.Discord) { d.AddHistory(old...) }, func(c *Config) {
+		c.Transport = hookRT{next: c.Transport, before: func(r *http.Request) {
+			// The history pass's pages: before one of the old messages.
+			if r.Method != "GET" || !strings.HasSuffix(r.URL.Path, staffPages) || !ids[r.URL.Query().Get("before")] {
+				return
+			}
+			if pages.Add(1) == holdAt.Load() {
+				reached <- struct{}{}
+				<-release
+			}
+		}}
+	})
+	<-reached // the first history page stored, its checkpoint saved
+	backup := filepath.Join(t.TempDir(), "b.db")
+	if out, err := exec.Command(e.sd.bin, "backup", "--data", e.sd.data, backup).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v %s", err, out)
+	}
+	holdAt.Store(4)
+	release <- struct{}{}
+	<-reached // two more pages stored: the backup lacks them
+	e.sd.stop()
+	e.restore(backup)
+	e.sd.start()
+	release <- struct{}{}
+	waitFor(t, "the history pass to reach the channel's start", func() bool {
+		cp, err := e.c.Backfill(context.Background(), api.ID(staff))
+		return err == nil && cp.Complete
+	})
+	if n := e.unstored(old); n > 0 {
+		t.Errorf("%d of %d messages of #staff's history never came back after a restore during its history pass", n, len(old))
 	}
 }

@@ -267,7 +267,17 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 // history pages back from searchd's checkpoint, a page at a time, saving
 // the checkpoint after each page. It returns how many messages it sent,
 // and errYield when a catch-up waits.
+//
+// Each checkpoint saved names the database generation it was read from:
+// after a restore the pass's place, kept here, is not the restored
+// database's, which lacks the pages between its own checkpoint and that
+// place; saved there, it would say they were done. searchd refuses it,
+// and the pass yields, to resume from the restored checkpoint.
 func (b *Bot) history(ctx context.Context, ch discord.Channel) (int, error) {
+	g, err := b.checkGeneration(ctx)
+	if err != nil {
+		return 0, err
+	}
 	cp, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return b.searchd.Backfill(ctx, api.ID(ch.ID)) })
 	if err != nil {
 		return 0, err
@@ -295,7 +305,12 @@ func (b *Bot) history(ctx context.Context, ch discord.Channel) (int, error) {
 			before = msgs[len(msgs)-1].ID
 		}
 		cp.Before, cp.Complete = api.ID(before), len(msgs) < pageSize
-		if _, err := retryFunc(ctx, b, func() (*api.Backfill, error) { return cp, b.searchd.SetBackfill(ctx, cp) }); err != nil {
+		_, err = retryFunc(ctx, b, func() (*api.Backfill, error) { return cp, b.searchd.SetBackfillIn(ctx, g, cp) })
+		if api.StaleGeneration(err) {
+			b.log.Warn("backfill: searchd's database was replaced during a history pass; resuming from its checkpoint", "channel", ch.ID)
+			return sent, errYield
+		}
+		if err != nil {
 			return sent, err
 		}
 	}

@@ -31,6 +31,11 @@ func (s *Server) setBackfill(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// A checkpoint read from another database (a restore came between)
+	// would say the restored one holds pages it lacks.
+	if err := s.sameGeneration(r); err != nil {
+		return err
+	}
 	var in api.Backfill
 	if err := decode(r, &in); err != nil {
 		return err

@@ -13,7 +13,8 @@ import (
 // A batch naming another generation than the database served (a restore
 // came between the bot's check and its post) is refused with its own
 // code and stores nothing; one naming the served generation, or none (an
-// import, a replay, an older bot), is stored.
+// import, a replay, an older bot), is stored. So is a backfill checkpoint
+// (one read from the database a restore replaced).
 func TestPostNamingAnotherGenerationIsRefused(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -39,5 +40,18 @@ func TestPostNamingAnotherGenerationIsRefused(t *testing.T) {
 	}
 	if r, err := f.c.PostMessages(ctx, msg(7103)); err != nil || r.Inserted != 1 {
 		t.Errorf("a batch naming none: %+v, %v", r, err)
+	}
+	cp := &api.Backfill{Channel: 77, Before: 7101}
+	if err := f.c.SetBackfillIn(ctx, "ANOTHERGENERATION", cp); !api.StaleGeneration(err) {
+		t.Errorf("a checkpoint naming another generation: %v", err)
+	}
+	if got, err := f.c.Backfill(ctx, 77); err != nil || got.Before != 0 {
+		t.Errorf("the refused checkpoint was saved: %+v, %v", got, err)
+	}
+	if err := f.c.SetBackfillIn(ctx, h.Generation, cp); err != nil {
+		t.Errorf("a checkpoint naming the served generation: %v", err)
+	}
+	if got, err := f.c.Backfill(ctx, 77); err != nil || got.Before != 7101 {
+		t.Errorf("the checkpoint naming the served generation: %+v, %v", got, err)
 	}
 }

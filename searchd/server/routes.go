@@ -72,17 +72,9 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	// A batch naming the generation its sender checked is stored only in
 	// that database: a restore between the bot's check and its post would
 	// otherwise take it as if nothing had changed, and its messages would
-	// move the bot's marks past the hole the restore left. The database
-	// cannot change under a running searchd (restore needs it stopped).
-	if want := r.Header.Get(api.GenerationHeader); want != "" {
-		g, err := s.DB.Generation(r.Context())
-		if err != nil {
-			return err
-		}
-		if want != g {
-			return &httpError{status: http.StatusConflict, code: api.CodeStaleGeneration,
-				msg: "searchd serves another database than the one checked (restored since): check again, then send the batch again"}
-		}
+	// move the bot's marks past the hole the restore left.
+	if err := s.sameGeneration(r); err != nil {
+		return err
 	}
 	var in api.MessageBatch
 	if err := decode(r, &in); err != nil {
@@ -117,6 +109,27 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, api.BatchResult{Inserted: res.Inserted, Updated: res.Updated,
 		Unchanged: res.Unchanged, Deleted: res.Deleted, Skipped: res.Skipped, Truncated: res.Truncated, Conflicts: res.Conflicts,
 		ForgotChannels: forgotChannels, UpdatedIDs: apiIDs(res.UpdatedIDs)})
+}
+
+// sameGeneration refuses a write naming another database generation
+// than the one served (api.GenerationHeader; one naming none passes): a
+// restore came between the sender's look at the database and its write.
+// The database cannot change under a running searchd (restore needs it
+// stopped).
+func (s *Server) sameGeneration(r *http.Request) error {
+	want := r.Header.Get(api.GenerationHeader)
+	if want == "" {
+		return nil
+	}
+	g, err := s.DB.Generation(r.Context())
+	if err != nil {
+		return err
+	}
+	if want != g {
+		return &httpError{status: http.StatusConflict, code: api.CodeStaleGeneration,
+			msg: "searchd serves another database than the one checked (restored since): check again, then send it again"}
+	}
+	return nil
 }
 
 // toBatch validates a request batch and converts it.

@@ -82,11 +82,7 @@ func (c *Client) PostMessages(ctx context.Context, b *api.MessageBatch) (*api.Ba
 // the batch when it serves another (api.StaleGeneration).
 func (c *Client) PostMessagesIn(ctx context.Context, generation string, b *api.MessageBatch) (*api.BatchResult, error) {
 	var out api.BatchResult
-	var h http.Header
-	if generation != "" {
-		h = http.Header{api.GenerationHeader: {generation}}
-	}
-	return &out, c.send(ctx, "POST", "/v1/messages", nil, h, b, &out)
+	return &out, c.send(ctx, "POST", "/v1/messages", nil, generationHeader(generation), b, &out)
 }
 
 // Message calls GET /v1/messages/{id} with up to before and after
@@ -157,8 +153,23 @@ func (c *Client) GuildChannels(ctx context.Context, guild api.ID) (*api.GuildCha
 
 // SetBackfill calls PUT /v1/backfill/{channel}.
 func (c *Client) SetBackfill(ctx context.Context, b *api.Backfill) error {
+	return c.SetBackfillIn(ctx, "", b)
+}
+
+// SetBackfillIn is SetBackfill naming the database generation the
+// checkpoint was read from (api.GenerationHeader; "" names none): searchd
+// refuses it when it serves another (api.StaleGeneration).
+func (c *Client) SetBackfillIn(ctx context.Context, generation string, b *api.Backfill) error {
 	var out api.Backfill
-	return c.do(ctx, "PUT", "/v1/backfill/"+b.Channel.String(), nil, b, &out)
+	return c.send(ctx, "PUT", "/v1/backfill/"+b.Channel.String(), nil, generationHeader(generation), b, &out)
+}
+
+// generationHeader names generation, or nothing when "".
+func generationHeader(generation string) http.Header {
+	if generation == "" {
+		return nil
+	}
+	return http.Header{api.GenerationHeader: {generation}}
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
