@@ -274,7 +274,9 @@ func (b *Bot) catchUp(ctx context.Context, ch discord.Channel) error {
 // place; saved there, it would say they were done. searchd refuses it,
 // and the pass yields, to resume from the restored checkpoint.
 func (b *Bot) history(ctx context.Context, ch discord.Channel) (int, error) {
-	g, err := b.checkGeneration(ctx)
+	// Waited for as the checkpoint is: searchd away is no failure of the
+	// channel's.
+	g, err := retryFunc(ctx, b, func() (string, error) { return b.checkGeneration(ctx) })
 	if err != nil {
 		return 0, err
 	}
