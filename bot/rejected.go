@@ -1,6 +1,12 @@
 package bot
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+
 	"dsearch/bot/spool"
 	"dsearch/shared/api"
 )
@@ -38,4 +44,54 @@ func (b *Bot) forgetRejected(r *removal) {
 	} else if n > 0 {
 		b.log.Info("removed messages taken out of rejected batches", "messages", n)
 	}
+}
+
+// forgetRejectedOptOuts takes out of SPOOL/rejected/ the messages of the
+// members who opted out through searchd's socket (curl, a script): the
+// bot hears of no such opt-out, and searchd cleans only the default
+// spool (DATA/bot-spool). Asked with the answer check (at start, every
+// few minutes): searchd says, per author the refused batches hold,
+// whether they opted out. Nothing is read when rejected/ holds nothing
+// (the usual case).
+func (b *Bot) forgetRejectedOptOuts(ctx context.Context) error {
+	if b.spool == nil { // --reconcile has no spool of its own
+		return nil
+	}
+	paths, err := spool.Rejected(b.cfg.SpoolDir)
+	if err != nil || len(paths) == 0 {
+		return err
+	}
+	authors := idSet{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // replayed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		var mb api.MessageBatch
+		if json.Unmarshal(data, &mb) != nil {
+			continue // unreadable: searchd refuses it whole; a person looks at it
+		}
+		for _, m := range mb.Messages {
+			if m.Author.ID != 0 {
+				authors[m.Author.ID] = true
+			}
+		}
+	}
+	out := idSet{}
+	for a := range authors {
+		st, err := b.searchd.OptOutStatus(ctx, a)
+		if err != nil {
+			return err
+		}
+		if st.OptedOut {
+			out[a] = true
+		}
+	}
+	if len(out) > 0 {
+		b.forgetRejected(&removal{authors: out})
+	}
+	return nil
 }

@@ -174,3 +174,36 @@ func TestArchivedThreadLeavesRejectedWithItsChannel(t *testing.T) {
 		t.Fatalf("the deleted channel's archived thread's text stays in SPOOL/rejected/: %s", data)
 	}
 }
+
+// A member opted out through searchd's socket (curl, a script), with the
+// bot's spool elsewhere than searchd's default (DATA/bot-spool, which
+// searchd cleans itself): the bot never heard of it, and their messages
+// in the batches searchd had refused stayed in its SPOOL/rejected/ for
+// good. The bot asks searchd, with its answer check, whether the authors
+// those batches hold opted out, and takes them out.
+func TestOptOutThroughSearchdLeavesTheBotsRejectedSpool(t *testing.T) {
+	e := setup(t, checkedOften)
+	h := history()
+	e.backfilled(int64(len(h)))
+	at := h[0].Timestamp.Time()
+	msg := func(id api.ID, who discord.UserID, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: api.ID(general), GuildID: guildID,
+			Author: api.Author{ID: api.ID(who), Username: "u"}, Content: text, CreatedAt: at}
+	}
+	data, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		msg(990, alice, "zq-alice's refused words"), msg(991, bob, "bob's refused words")}})
+	p := filepath.Join(e.cfg.SpoolDir, "rejected", fmt.Sprintf("%020d.json", 97))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.OptOut(context.Background(), api.ID(alice)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "alice's message to leave the rejected batch", func() bool {
+		got, err := os.ReadFile(p)
+		return err == nil && !strings.Contains(string(got), "zq-")
+	})
+	if got, _ := os.ReadFile(p); !strings.Contains(string(got), "bob's refused words") {
+		t.Errorf("the rejected batch lost another member's message: %s", got)
+	}
+}
