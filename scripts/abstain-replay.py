@@ -31,6 +31,12 @@ A result is confident when
   proportion to --copy), or, with --gap, it is within that many of the
   query's spreads of that ceiling;
 
+or, with --together, the first three results together hold that share
+of the query's content words beyond what their length of text holds by
+chance (the dump's "terms": each word's messages holding it and its
+share p of the other messages; a question's answer told over several
+conversations, as LoCoMo's multi-hop ones are);
+
 a standout or lead is judged over --min-n conversations or more (fewer:
 not judged, support alone). --correction says where the best of n falls:
 "sqrt" (sqrt(2 ln n), what search uses) or "blom" (the expected maximum
@@ -38,7 +44,7 @@ of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
   scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--share | --rare] [--agree] [--cos C] [--mcos C]
-  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--copy-other C] [--gap G]
+  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--copy-other C] [--gap G] [--together T]
   scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead] [--grid-copy]
 
 --grid prints the rules with the best worst margin against the targets
@@ -48,7 +54,8 @@ targets it meets and on how many it misses by more or by less than the
 reference rule (the other flags: by default search's own), and then the
 rules that would be better whatever the targets weigh (missing none by
 more, one by less); --no-lead leaves the lead out of the grid,
---grid-copy adds the copy share's thresholds.
+--grid-copy adds the copy share's thresholds; --together keeps its threshold
+through the grid.
 """
 import argparse, collections, itertools, json, math, statistics
 
@@ -102,6 +109,20 @@ def results(row, a):
     return out
 
 
+def together(row, k=3):
+    """The share of the query's content words that the first k results
+    hold between them, beyond chance over their summed length; -inf
+    without the dump's per-word evidence."""
+    top = (row["top"] or [])[:k]
+    terms = [r.get("terms") for r in top]
+    if not top or any(t is None for t in terms) or not terms[0]:
+        return -INF
+    length = sum(r.get("length", 0) for r in top)
+    found = sum(any(t[i]["held"] > 0 for t in terms) for i in range(len(terms[0])))
+    expected = sum(1 - (1 - w["p"]) ** length for w in terms[0])
+    return (found - expected) / len(terms[0])
+
+
 def confident(res, z, lead, s, found, zm, agree=False, cos=INF, mcos=INF, copy=INF, gap=-INF):
     rs, rf, rw, rz, rl, rzm, ragree, rcos, rmcos, rcopy, rgap = res
     return (rz >= z or rl >= lead or rzm >= zm or rs >= s and rf >= min(found, rw)
@@ -114,6 +135,7 @@ def table(rows, a, res=None):
     t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
     for r, rr in zip(rows, res):
         refused = not any(confident(x, a.z, a.lead, a.s, a.found, zm, a.agree, a.cos, a.mcos, a.copy, a.gap) for x in rr)
+        refused = refused and together(r) < a.together
         k = (r["set"], r["kind"], r["via"])
         t[k][0] += 1
         t[k][1] += refused
@@ -160,6 +182,7 @@ def main():
     ap.add_argument("--copy-other", type=float, default=0.32)
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--grid-copy", action="store_true")
+    ap.add_argument("--together", type=float, default=INF)
     ap.add_argument("--min-n", type=int, default=8)
     ap.add_argument("--correction", choices=["sqrt", "blom"], default="sqrt")
     a = ap.parse_args()
@@ -176,7 +199,7 @@ def main():
                 best = lambda f: max(f(x) for x in rr) if rr else -INF
                 feats[p].append((best(lambda x: x[3]), best(lambda x: x[4]),
                                  [best(lambda x: x[0] if x[1] >= min(f, x[2]) else -INF) for f in (1, 2, 3)],
-                                 best(lambda x: x[9])))
+                                 best(lambda x: x[9]), together(r)))
         leads = [INF] if a.no_lead else [INF] + [x / 4 for x in range(2, 11)]
         copies = [INF] + ([x / 20 for x in range(6, 19)] if a.grid_copy else [])
 
@@ -184,8 +207,8 @@ def main():
             ms = []
             for p, rows in dumps.items():
                 t = collections.defaultdict(lambda: [0, 0, 0.0, 0.0])
-                for r, (fz, fl, fs, fc) in zip(rows, feats[p]):
-                    refused = fz < z and fl < lead and fs[found - 1] < s and fc < copy
+                for r, (fz, fl, fs, fc, tg) in zip(rows, feats[p]):
+                    refused = fz < z and fl < lead and fs[found - 1] < s and fc < copy and tg < a.together
                     k = t[(r["set"], r["kind"], r["via"])]
                     k[0] += 1
                     k[1] += refused

@@ -99,6 +99,22 @@ type Evidence struct {
 	// than the query's (a translation, at best: its closeness is held to
 	// Config.TranslationCloseness).
 	OtherScript bool
+	// Terms are the query's content words one by one (only under
+	// Service.Measure), so that `scripts/abstain-replay.py` can weigh
+	// the words found by other rules: the first three results together
+	// (--together), other stop words.
+	Terms []TermEvidence
+}
+
+// TermEvidence is one content word's part in Support.
+type TermEvidence struct {
+	Text string
+	// Held: how many of the result's messages hold it; Chance: how
+	// likely as much text holds it by chance (summed, Evidence.Chance);
+	// P: how likely one message of the average length does (its share
+	// of the other messages the audience may read).
+	Held      int
+	Chance, P float64
 }
 
 // A result is confident when it stands out by Config.Standout, comes
@@ -131,6 +147,7 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	c.Evidence.Chance, c.Evidence.Length = expected, length
 	if q.svc.Measure {
 		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.rarity.weights, texts))
+		c.Evidence.Terms = q.rarity.terms(q.contentTerms(), held, length, len(texts))
 	}
 	if ws := q.within[r.SegmentID]; ws != nil && ws.hasSim && q.msgSpread.N > 1 {
 		c.Evidence.M, c.Evidence.MessageCosine = q.msgSpread.N, ws.bestSim
@@ -386,13 +403,35 @@ func (q *query) weigh(ctx context.Context) error {
 // for being talked about in the conversation judged.
 func (r rarity) chance(held []int, length float64, k int) float64 {
 	sum := 0.0
-	for i, df := range r.df {
-		if others := r.n - float64(k); others > 0 {
-			p := max(0, df-float64(held[i])) / others
-			sum += 1 - math.Pow(1-p, length)
-		}
+	for i := range r.df {
+		_, c := r.wordChance(i, held[i], length, k)
+		sum += c
 	}
 	return sum
+}
+
+// wordChance is the i-th word's share p of the messages other than the
+// text's k (which hold it held times), and the chance c that a text as
+// long as length messages of the average length holds it.
+func (r rarity) wordChance(i, held int, length float64, k int) (p, c float64) {
+	others := r.n - float64(k)
+	if others <= 0 {
+		return 0, 0
+	}
+	p = max(0, r.df[i]-float64(held)) / others
+	return p, 1 - math.Pow(1-p, length)
+}
+
+// terms are each content word's evidence, for the dump.
+func (r rarity) terms(words []lexical.Term, held []int, length float64, k int) []TermEvidence {
+	out := make([]TermEvidence, len(words))
+	for i, w := range words {
+		out[i] = TermEvidence{Text: w.Text, Held: held[i]}
+		if i < len(r.df) {
+			out[i].P, out[i].Chance = r.wordChance(i, held[i], length, k)
+		}
+	}
+	return out
 }
 
 // messagesLike is how many messages of the average length k texts of

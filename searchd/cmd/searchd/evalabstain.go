@@ -222,10 +222,19 @@ func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, v
 		c.top = append(c.top, map[string]any{"high": cf.High, "standout": cf.Standout, "support": cf.Support, "closeness": cf.Closeness,
 			"z": cf.Evidence.Z, "n": cf.Evidence.N, "message_z": cf.Evidence.MessageZ, "m": cf.Evidence.M, "rare_support": cf.Evidence.RareSupport, "chance": cf.Evidence.Chance, "length": cf.Evidence.Length,
 			"lead": cf.Evidence.Lead, "cosine": cf.Evidence.Cosine, "message_cosine": cf.Evidence.MessageCosine, "words": cf.Evidence.Words, "found": cf.Evidence.Found,
-			"mean": cf.Evidence.Mean, "std": cf.Evidence.Std, "self": cf.Evidence.Self, "other_script": cf.Evidence.OtherScript,
+			"mean": cf.Evidence.Mean, "std": cf.Evidence.Std, "self": cf.Evidence.Self, "other_script": cf.Evidence.OtherScript, "terms": dumpTerms(cf.Evidence.Terms),
 			"semantic_rank": r.Components["semantic"].Rank, "lexical_rank": r.Components["lexical"].Rank})
 	}
 	return c, nil
+}
+
+// dumpTerms are the content words' evidence as the dump writes it.
+func dumpTerms(ts []search.TermEvidence) []map[string]any {
+	out := []map[string]any{}
+	for _, t := range ts {
+		out = append(out, map[string]any{"text": t.Text, "held": t.Held, "chance": t.Chance, "p": t.P})
+	}
+	return out
 }
 
 func recallAt(ranked []int64, relevant []string, k int) float64 {

@@ -107,6 +107,21 @@ func TestEvalAbstain(t *testing.T) {
 			if chance > 0 {
 				expected++
 			}
+			// Word by word, the same count (the replay's --together).
+			terms, _ := r["terms"].([]any)
+			held, sum, bad := 0.0, 0.0, false
+			for _, w := range terms {
+				w := w.(map[string]any)
+				if w["held"].(float64) > 0 {
+					held++
+				}
+				p, c := w["p"].(float64), w["chance"].(float64)
+				sum += c
+				bad = bad || p < 0 || p > 1 || c < 0 || c > 1
+			}
+			if bad || float64(len(terms)) != words || held != found || math.Abs(sum-chance) > 1e-9 {
+				t.Errorf("the words one by one (%d, %v found, %v expected) are not the words counted: %s", len(terms), held, sum, line)
+			}
 		}
 		if c.Kind == "answerable" && (c.Top[0]["words"] != c.Top[0]["found"] || c.Top[0]["words"] == 0.0) {
 			t.Errorf("the words found are not counted: %s", line)
