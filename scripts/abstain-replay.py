@@ -31,11 +31,13 @@ A result is confident when
   proportion to --copy), or, with --gap, it is within that many of the
   query's spreads of that ceiling;
 
-or, with --together, the first three results together hold that share
-of the query's content words beyond what their length of text holds by
-chance (the dump's "terms": each word's messages holding it and its
-share p of the other messages; a question's answer told over several
-conversations, as LoCoMo's multi-hop ones are);
+or, with --together (0.6, search's; inf: off), the response's first
+results together hold that share of the query's content words beyond
+what their length of text holds by chance (the dump's "together", over
+its first ten, as search judges it; from a dump without it, over the
+first three, from "terms": each word's messages holding it and its
+share p of the other messages): a question's answer told over several
+conversations, as LoCoMo's multi-hop ones are;
 
 a standout or lead is judged over --min-n conversations or more (fewer:
 not judged, support alone). --correction says where the best of n falls:
@@ -110,10 +112,14 @@ def results(row, a):
 
 
 def together(row, k=3):
-    """The share of the query's content words that the first k results
-    hold between them, beyond chance over their summed length; -inf
-    without the dump's per-word evidence."""
+    """The share of the query's content words that the first results
+    hold between them beyond chance: the dump's own "together" (search's,
+    over its first ten), else from the first k's per-word evidence, their
+    summed length (an approximation: the chance of each word left out
+    only the first's own messages); -inf without either."""
     top = (row["top"] or [])[:k]
+    if top and "together" in top[0]:
+        return top[0]["together"]
     terms = [r.get("terms") for r in top]
     if not top or any(t is None for t in terms) or not terms[0]:
         return -INF
@@ -182,7 +188,7 @@ def main():
     ap.add_argument("--copy-other", type=float, default=0.32)
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--grid-copy", action="store_true")
-    ap.add_argument("--together", type=float, default=INF)
+    ap.add_argument("--together", type=float, default=0.6)
     ap.add_argument("--min-n", type=int, default=8)
     ap.add_argument("--correction", choices=["sqrt", "blom"], default="sqrt")
     a = ap.parse_args()

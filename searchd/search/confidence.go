@@ -23,9 +23,10 @@ import (
 // content words are in the result's messages beyond what as much text
 // would hold by chance (its support), and how
 // close it comes to a copy of the query (its closeness: a translation or
-// a paraphrase shares no words). All three were chosen, and their
-// thresholds set, by `searchd eval abstain` over every evaluation set and
-// both models (docs/retrieval.md, "Abstention").
+// a paraphrase shares no words); and whether the first results together
+// hold the words (an answer told over several conversations). All were
+// chosen, and their thresholds set, by `searchd eval abstain` over every
+// evaluation set and both models (docs/retrieval.md, "Abstention").
 
 // Confidence is how clearly a result matches its query.
 type Confidence struct {
@@ -54,6 +55,14 @@ type Confidence struct {
 	// as a copy, 0 no closer than the average conversation (0 when not
 	// judged, as Standout).
 	Closeness float64
+	// Together is the support of the response's first results
+	// (togetherRanks) taken together, as one text: the share of the
+	// query's content words they hold between them beyond what as much
+	// text holds by chance (0 when not judged: a response that standout
+	// and support already make confident, and a result after them). A
+	// result among them that holds one of the words is confident when it
+	// reaches Config.Together.
+	Together float64
 	// Evidence is what they were judged from, for `searchd eval
 	// abstain`'s dump (not in the API).
 	Evidence Evidence
@@ -128,6 +137,9 @@ const (
 	// confidentRanks: the response is confident when one of its first
 	// results is.
 	confidentRanks = 3
+	// togetherRanks: or when its first page's worth of results together
+	// hold the query's words (Config.Together).
+	togetherRanks = DefaultLimit
 )
 
 // confidence judges a result from its segment's similarity and the
@@ -461,9 +473,16 @@ func prefix(s string, n int) string {
 // standout and support leave the response unconfident (and always under
 // Measure, whose dump holds it). Whether a response is confident is the
 // same either way; a confident response's results carry no closeness.
+//
+// The first results together (togetherRanks) are judged next, before
+// closeness, and only where they can decide: a question whose answer is
+// told over several conversations, as LoCoMo's multi-hop and
+// open-domain ones are, finds a few of its words in each of them and
+// all of them in none (docs/retrieval.md, "Abstention").
 func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) {
 	top := ranked[:min(confidentRanks, len(ranked))]
-	texts, err := q.texts(ctx, append(slices.Clone(top), page...))
+	shown := ranked[:min(togetherRanks, len(ranked))]
+	texts, err := q.texts(ctx, slices.Concat(top, page, shown))
 	if err != nil {
 		return false, err
 	}
@@ -475,8 +494,14 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 			return false, err
 		}
 	}
+	cfg := q.svc.Config
 	confident := q.rate(top, page, texts)
-	if !confident && q.self == 0 && q.svc.Config.Closeness > 0 {
+	together, judged := 0.0, false
+	if q.svc.Measure || !confident && cfg.Together > 0 {
+		together, judged = q.together(texts[len(top)+len(page):]), true
+	}
+	byTogether := judged && cfg.Together > 0 && together >= cfg.Together
+	if !confident && !byTogether && q.self == 0 && cfg.Closeness > 0 {
 		if err := q.measureSelf(ctx); err != nil {
 			return false, err
 		}
@@ -484,7 +509,42 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 			confident = q.rate(top, page, texts)
 		}
 	}
-	return confident, nil
+	if judged {
+		markTogether(page, shown, together, byTogether)
+	}
+	return confident || byTogether, nil
+}
+
+// together is the support of texts (each result's messages) taken as one
+// text: (found − expected) / words over all their messages, the chance
+// of each word by its share of the other messages and their length (0
+// for a query without content words).
+func (q *query) together(texts [][]string) float64 {
+	all := slices.Concat(texts...)
+	held, n := holding(q.contentTerms(), all)
+	found, words := counted(held, nil)
+	if words == 0 {
+		return 0
+	}
+	length := q.messagesLike(n, len(all))
+	return beyondChance(found, words, q.rarity.chance(held, length, len(all)))
+}
+
+// markTogether gives the page's results among shown their together
+// support, and makes those holding one of the query's words confident
+// when it decided (byTogether).
+func markTogether(page, shown []Result, together float64, byTogether bool) {
+	type key struct{ segment, message int64 }
+	among := map[key]bool{}
+	for _, r := range shown {
+		among[key{r.SegmentID, r.MessageID}] = true
+	}
+	for i := range page {
+		if c := &page[i].Confidence; among[key{page[i].SegmentID, page[i].MessageID}] {
+			c.Together = together
+			c.High = c.High || byTogether && c.Evidence.Found > 0
+		}
+	}
 }
 
 // rate sets the page's confidences and says whether one of top is

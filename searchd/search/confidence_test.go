@@ -307,8 +307,9 @@ func TestSearchMeasuresCloseness(t *testing.T) {
 		}
 		return resp
 	}
-	// Standout and support that nothing reaches: closeness alone decides.
-	s.Config.Standout, s.Config.Support = math.Inf(1), math.Inf(1)
+	// Standout, support and the first results' support together that
+	// nothing reaches: closeness alone decides.
+	s.Config.Standout, s.Config.Support, s.Config.Together = math.Inf(1), math.Inf(1), math.Inf(1)
 	for _, mode := range []Mode{Semantic, Pipeline, Hybrid} {
 		resp := search(mode)
 		if c := resp.Results[0].Confidence; c.Evidence.Self < 0.999 || c.Closeness <= 0 || c.Closeness > 1 {

@@ -97,6 +97,12 @@ type Config struct {
 	// 0.25–0.76 of the way to a copy. 0.32, chosen by `searchd eval
 	// abstain`; 0: Closeness for every result.
 	TranslationCloseness float64
+	// Together: a response is also confident when its first page's
+	// worth of results (togetherRanks) hold this share of the query's
+	// content words between them beyond what as much text holds by
+	// chance (Support's measure, over them as one text). 0.6, chosen
+	// by `searchd eval abstain`; 0 disables it.
+	Together float64
 	// RescoreBudget bounds embedding messages that have no stored vector
 	// yet, per query.
 	RescoreBudget time.Duration
@@ -113,7 +119,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.5, LexicalSupport: 0.25, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
-		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.32}
+		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.32, Together: 0.6}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):

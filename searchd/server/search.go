@@ -70,7 +70,7 @@ func apiResult(res search.Result) api.SearchResult {
 		ChannelID: api.ID(res.ChannelID), StartAt: usTime(res.StartAt), MessageCount: res.MessageCount,
 		Authors: res.Authors, Score: res.Score, Components: comps, Previews: apiMessages(res.Previews),
 		Confidence: api.Confidence{Level: "low", Standout: res.Confidence.Standout, Support: res.Confidence.Support,
-			Closeness: res.Confidence.Closeness},
+			Closeness: res.Confidence.Closeness, Together: res.Confidence.Together},
 		URL: api.JumpURL(api.ID(res.GuildID), api.ID(res.ChannelID), api.ID(res.MessageID))}
 	if out.Authors == nil {
 		out.Authors = []string{}

@@ -428,6 +428,10 @@ type Confidence struct {
 	// similarity to itself as a passage, a copy's (1: as close as a
 	// copy; 0: not judged, as Standout): a translation or a paraphrase.
 	Closeness float64 `json:"closeness"`
+	// Together: the support of the response's first ten results taken
+	// together, for each of them (0: not judged, when standout and
+	// support already made the response confident).
+	Together float64 `json:"together"`
 }
 
 // Low says whether the result is only the closest thing found (a
