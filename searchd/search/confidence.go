@@ -145,7 +145,8 @@ const (
 // confidence judges a result from its segment's similarity and the
 // words of its messages.
 func (q *query) confidence(r Result, texts []string) Confidence {
-	held, n := holding(q.contentTerms(), texts)
+	h := q.holdingOf(r, texts)
+	held, n := h.held, h.length
 	found, words := counted(held, nil)
 	length := q.messagesLike(n, len(texts))
 	expected := q.rarity.chance(held, length, len(texts))
@@ -498,7 +499,7 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	confident := q.rate(top, page, texts)
 	together, judged := 0.0, false
 	if q.svc.Measure || !confident && cfg.Together > 0 {
-		together, judged = q.together(texts[len(top)+len(page):]), true
+		together, judged = q.together(shown, texts[len(top)+len(page):]), true
 	}
 	byTogether := judged && cfg.Together > 0 && together >= cfg.Together
 	if !confident && !byTogether && q.self == 0 && cfg.Closeness > 0 {
@@ -515,32 +516,63 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 	return confident || byTogether, nil
 }
 
-// together is the support of texts (each result's messages) taken as one
-// text: (found − expected) / words over all their messages, the chance
-// of each word by its share of the other messages and their length (0
-// for a query without content words).
-func (q *query) together(texts [][]string) float64 {
-	all := slices.Concat(texts...)
-	held, n := holding(q.contentTerms(), all)
-	found, words := counted(held, nil)
+// resultKey names a result: a segment, or in lexical mode a message.
+type resultKey struct{ segment, message int64 }
+
+// held is how many of a result's texts hold each content word, their
+// length as the keyword index counts it, and how many texts there are.
+type held struct {
+	held           []int
+	length, nTexts int
+}
+
+// holdingOf counts r's texts' words once per query: its own support and
+// the first results' together read the same messages.
+func (q *query) holdingOf(r Result, texts []string) held {
+	k := resultKey{r.SegmentID, r.MessageID}
+	if h, ok := q.holdings[k]; ok {
+		return h
+	}
+	h := held{nTexts: len(texts)}
+	h.held, h.length = holding(q.contentTerms(), texts)
+	if q.holdings == nil {
+		q.holdings = map[resultKey]held{}
+	}
+	q.holdings[k] = h
+	return h
+}
+
+// together is the support of results (texts: their messages) taken as
+// one text: (found − expected) / words over all their messages, the
+// chance of each word by its share of the other messages and their
+// length (0 for a query without content words).
+func (q *query) together(results []Result, texts [][]string) float64 {
+	sum := make([]int, len(q.contentTerms()))
+	length, n := 0, 0
+	for i, r := range results {
+		h := q.holdingOf(r, texts[i])
+		for j, c := range h.held {
+			sum[j] += c
+		}
+		length, n = length+h.length, n+h.nTexts
+	}
+	found, words := counted(sum, nil)
 	if words == 0 {
 		return 0
 	}
-	length := q.messagesLike(n, len(all))
-	return beyondChance(found, words, q.rarity.chance(held, length, len(all)))
+	return beyondChance(found, words, q.rarity.chance(sum, q.messagesLike(length, n), n))
 }
 
 // markTogether gives the page's results among shown their together
 // support, and makes those holding one of the query's words confident
 // when it decided (byTogether).
 func markTogether(page, shown []Result, together float64, byTogether bool) {
-	type key struct{ segment, message int64 }
-	among := map[key]bool{}
+	among := map[resultKey]bool{}
 	for _, r := range shown {
-		among[key{r.SegmentID, r.MessageID}] = true
+		among[resultKey{r.SegmentID, r.MessageID}] = true
 	}
 	for i := range page {
-		if c := &page[i].Confidence; among[key{page[i].SegmentID, page[i].MessageID}] {
+		if c := &page[i].Confidence; among[resultKey{page[i].SegmentID, page[i].MessageID}] {
 			c.Together = together
 			c.High = c.High || byTogether && c.Evidence.Found > 0
 		}

@@ -159,6 +159,8 @@ type query struct {
 	lex, sem []Result
 	// within caches per-segment message rankings.
 	within map[int64]*withinSegment
+	// holdings: each judged result's content words (holdingOf).
+	holdings map[resultKey]held
 	// candidates are hybrid's message lists, when Request.Candidates.
 	candidates map[string][]Scored
 	// embedded counts message texts embedded on the fly.
