@@ -13,6 +13,7 @@
 package spool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +62,26 @@ type Spool struct {
 	queue []batchFile // waiting, oldest first
 	size  int64
 	kick  chan struct{}
+
+	// SetAsideAfter and SetAsideAge: once searchd has refused the
+	// oldest batch this many times over at least this long, without
+	// calling it bad (a 5xx or a plain 4xx it answers every time), Run
+	// offers it the batch behind; if searchd takes that one, the
+	// refusal is the oldest batch's own and it is set aside as a bad
+	// one is (setAside). A searchd refusing everything (down, its disk
+	// full) sets nothing aside. Zero: the defaults. Set before Run.
+	SetAsideAfter int
+	SetAsideAge   time.Duration
 }
+
+// Defaults of Spool.SetAsideAfter and SetAsideAge: long enough that a
+// passing refusal of one batch (a timeout under load) is not taken for a
+// lasting one, short enough that the catch-ups held behind it (each
+// warns after 10 minutes, bot/backfill.go) do not wait for long.
+const (
+	setAsideAfter = 10
+	setAsideAge   = 10 * time.Minute
+)
 
 const suffix = ".json"
 
@@ -356,6 +377,11 @@ type Sender func(context.Context, *api.MessageBatch) error
 // everything behind it.
 func (s *Spool) Run(ctx context.Context, send Sender) {
 	backoff := time.Duration(0)
+	// The oldest batch's refusals by searchd (answers, not a searchd
+	// away), and since when.
+	var refusedSeq uint64
+	var refusals int
+	var refusedSince time.Time
 	for {
 		seq, ok := s.oldest()
 		if !ok {
@@ -366,6 +392,9 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 				continue
 			}
 		}
+		if seq != refusedSeq {
+			refusedSeq, refusals = seq, 0
+		}
 		err := s.deliver(ctx, seq, send)
 		switch {
 		case err == nil:
@@ -374,9 +403,23 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 		case ctx.Err() != nil:
 			return
 		case api.BadBatch(err):
-			s.log.Warn("searchd refused a batch; kept in rejected/", "batch", seq, "err", err)
-			s.reject(seq)
-			continue
+			if s.setAside(ctx, seq, send, err) {
+				backoff = 0
+				continue
+			}
+		case errors.As(err, new(*api.Error)):
+			if refusals == 0 {
+				refusedSince = time.Now()
+			}
+			refusals++
+			if refusals >= cmp.Or(s.SetAsideAfter, setAsideAfter) && time.Since(refusedSince) >= cmp.Or(s.SetAsideAge, setAsideAge) &&
+				s.takesTheNext(ctx, seq, send) && s.setAside(ctx, seq, send, err) {
+				backoff = 0
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return
 		}
 		backoff = min(max(2*backoff, 100*time.Millisecond), 10*time.Second)
 		what := "searchd unavailable; batch kept for retry"
@@ -393,17 +436,13 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 }
 
 func (s *Spool) deliver(ctx context.Context, seq uint64, send Sender) error {
-	data, err := os.ReadFile(s.path(seq))
+	b, err := s.read(seq)
 	if err != nil {
 		return err
 	}
-	var b api.MessageBatch
-	if err := json.Unmarshal(data, &b); err != nil {
-		return &api.Error{Status: http.StatusBadRequest, Message: "unreadable spool file: " + err.Error(), Code: api.CodeBadBatch}
-	}
 	// One ForgetWaiting emptied has nothing for searchd.
 	if b.Items() > 0 {
-		if err := send(ctx, &b); err != nil {
+		if err := send(ctx, b); err != nil {
 			return err
 		}
 	}
@@ -411,21 +450,230 @@ func (s *Spool) deliver(ctx context.Context, seq uint64, send Sender) error {
 	return nil
 }
 
-func (s *Spool) reject(seq uint64) {
-	s.remove(seq, func() error {
-		return os.Rename(s.path(seq), filepath.Join(s.dir, "rejected", filepath.Base(s.path(seq))))
-	})
+// read decodes batch seq; an unreadable one is a bad batch.
+func (s *Spool) read(seq uint64) (*api.MessageBatch, error) {
+	data, err := os.ReadFile(s.path(seq))
+	if err != nil {
+		return nil, err
+	}
+	var b api.MessageBatch
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, &api.Error{Status: http.StatusBadRequest, Message: "unreadable spool file: " + err.Error(), Code: api.CodeBadBatch}
+	}
+	return &b, nil
 }
 
-// remove takes the oldest batch off the queue, its file with it (op),
-// under the lock: a ForgetWaiting rewriting it meanwhile would bring the
-// file back.
+// takesTheNext offers searchd the batch behind seq, which it keeps
+// refusing: whether it took it (then removed). One it refuses as bad
+// is set aside too.
+func (s *Spool) takesTheNext(ctx context.Context, seq uint64, send Sender) bool {
+	s.mu.Lock()
+	var next uint64
+	if len(s.queue) > 1 && s.queue[0].seq == seq {
+		next = s.queue[1].seq
+	}
+	s.mu.Unlock()
+	if next == 0 {
+		return false // nothing behind it holds anything back yet
+	}
+	err := s.deliver(ctx, next, send)
+	if api.BadBatch(err) {
+		s.setAside(ctx, next, send, err)
+	}
+	return err == nil
+}
+
+// setAside moves batch seq, refused by searchd with cause, to rejected/
+// (for a person, and --replay-rejected) instead of blocking everything
+// behind it. Only what searchd refuses on its own goes there: the batch
+// is offered again in halves, down to single items, so that one bad
+// message does not keep the rest from searchd (a deletion above all:
+// Discord cannot tell a catch-up what it deleted). It returns false,
+// leaving the batch to wait, when searchd stops answering meanwhile; what
+// it took is harmlessly sent again.
+func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause error) bool {
+	b, err := s.read(seq)
+	if err != nil {
+		if api.BadBatch(err) { // unreadable: kept whole for a person
+			s.log.Warn("searchd refused a batch; kept in rejected/", "batch", seq, "err", err)
+			s.remove(seq, func() error { return os.Rename(s.path(seq), s.rejectedPath(seq)) })
+			return true
+		}
+		return false
+	}
+	refused, err := refusedAlone(ctx, b, send, true)
+	if err != nil {
+		return false
+	}
+	var left api.MessageBatch
+	s.remove(seq, func() error {
+		// What ForgetWaiting took out of the batch meanwhile stays out.
+		now, err := s.read(seq)
+		if err != nil {
+			return err
+		}
+		left = keep(now, refused)
+		if left.Items() > 0 {
+			data, err := json.Marshal(&left)
+			if err != nil {
+				return err
+			}
+			tmp := filepath.Join(s.dir, "rejected", "."+filepath.Base(s.path(seq))+forgetSuffix)
+			if err := api.ReplaceFile(tmp, s.rejectedPath(seq), data); err != nil {
+				return err
+			}
+		}
+		return os.Remove(s.path(seq))
+	})
+	s.log.Warn("searchd refused part of a batch; that part is kept in SPOOL/rejected/, the rest taken (dsearch-bot --check fails until it is replayed or removed)",
+		"batch", seq, "refused_messages", len(left.Messages), "refused_deletions", len(left.Deletes)+len(left.ForgetChannels)+len(left.ForgetGuilds),
+		"refused_places", len(left.Guilds)+len(left.Channels), "taken", b.Items()-refused.Items(), "err", cause)
+	return true
+}
+
+func (s *Spool) rejectedPath(seq uint64) string {
+	return filepath.Join(s.dir, "rejected", filepath.Base(s.path(seq)))
+}
+
+// refusedAlone sends b in halves, each half searchd refuses in halves
+// again, and returns the items it refused alone; refused: b was refused
+// whole already. It stops at a failure that is no answer of searchd's
+// (searchd away, ctx ended).
+func refusedAlone(ctx context.Context, b *api.MessageBatch, send Sender, refused bool) (*api.MessageBatch, error) {
+	if !refused {
+		err := send(ctx, b)
+		switch {
+		case err == nil:
+			return &api.MessageBatch{}, nil
+		case ctx.Err() != nil || !errors.As(err, new(*api.Error)):
+			return nil, err
+		}
+	}
+	if b.Items() <= 1 {
+		return b, nil
+	}
+	var out api.MessageBatch
+	for _, half := range halves(b) {
+		r, err := refusedAlone(ctx, half, send, false)
+		if err != nil {
+			return nil, err
+		}
+		out.Guilds = append(out.Guilds, r.Guilds...)
+		out.Channels = append(out.Channels, r.Channels...)
+		out.Messages = append(out.Messages, r.Messages...)
+		out.Deletes = append(out.Deletes, r.Deletes...)
+		out.ForgetChannels = append(out.ForgetChannels, r.ForgetChannels...)
+		out.ForgetGuilds = append(out.ForgetGuilds, r.ForgetGuilds...)
+	}
+	return &out, nil
+}
+
+// halves cuts b in two, in the order searchd applies a batch: places,
+// messages, deletions, forgotten places.
+func halves(b *api.MessageBatch) [2]*api.MessageBatch {
+	var h [2]*api.MessageBatch
+	h[0], h[1] = &api.MessageBatch{}, &api.MessageBatch{}
+	n, half := 0, b.Items()/2
+	at := func() *api.MessageBatch {
+		n++
+		return h[min(1, (n-1)/half)]
+	}
+	for _, g := range b.Guilds {
+		p := at()
+		p.Guilds = append(p.Guilds, g)
+	}
+	for _, c := range b.Channels {
+		p := at()
+		p.Channels = append(p.Channels, c)
+	}
+	for _, m := range b.Messages {
+		p := at()
+		p.Messages = append(p.Messages, m)
+	}
+	for _, id := range b.Deletes {
+		p := at()
+		p.Deletes = append(p.Deletes, id)
+	}
+	for _, id := range b.ForgetChannels {
+		p := at()
+		p.ForgetChannels = append(p.ForgetChannels, id)
+	}
+	for _, id := range b.ForgetGuilds {
+		p := at()
+		p.ForgetGuilds = append(p.ForgetGuilds, id)
+	}
+	return h
+}
+
+// keep is the part of b that refused names (by kind and ID).
+func keep(b, refused *api.MessageBatch) api.MessageBatch {
+	type key struct {
+		kind byte
+		id   api.ID
+	}
+	names := map[key]bool{}
+	for _, g := range refused.Guilds {
+		names[key{'g', g.ID}] = true
+	}
+	for _, c := range refused.Channels {
+		names[key{'c', c.ID}] = true
+	}
+	for _, m := range refused.Messages {
+		names[key{'m', m.ID}] = true
+	}
+	for _, id := range refused.Deletes {
+		names[key{'d', id}] = true
+	}
+	for _, id := range refused.ForgetChannels {
+		names[key{'C', id}] = true
+	}
+	for _, id := range refused.ForgetGuilds {
+		names[key{'G', id}] = true
+	}
+	var out api.MessageBatch
+	for _, g := range b.Guilds {
+		if names[key{'g', g.ID}] {
+			out.Guilds = append(out.Guilds, g)
+		}
+	}
+	for _, c := range b.Channels {
+		if names[key{'c', c.ID}] {
+			out.Channels = append(out.Channels, c)
+		}
+	}
+	for _, m := range b.Messages {
+		if names[key{'m', m.ID}] {
+			out.Messages = append(out.Messages, m)
+		}
+	}
+	for _, id := range b.Deletes {
+		if names[key{'d', id}] {
+			out.Deletes = append(out.Deletes, id)
+		}
+	}
+	for _, id := range b.ForgetChannels {
+		if names[key{'C', id}] {
+			out.ForgetChannels = append(out.ForgetChannels, id)
+		}
+	}
+	for _, id := range b.ForgetGuilds {
+		if names[key{'G', id}] {
+			out.ForgetGuilds = append(out.ForgetGuilds, id)
+		}
+	}
+	return out
+}
+
+// remove takes batch seq off the queue, its file with it (op), under the
+// lock: a ForgetWaiting rewriting it meanwhile would bring the file back.
+// It is the oldest, or the one behind it (takesTheNext).
 func (s *Spool) remove(seq uint64, op func() error) {
 	s.mu.Lock()
 	err := op()
-	// Only the oldest batch is ever delivered or rejected.
-	s.size -= s.queue[0].size
-	s.queue = s.queue[1:]
+	if i := slices.IndexFunc(s.queue, func(bf batchFile) bool { return bf.seq == seq }); i >= 0 {
+		s.size -= s.queue[i].size
+		s.queue = slices.Delete(s.queue, i, i+1)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		s.log.Error("spool: cannot remove a delivered batch; it will be sent again after a restart", "batch", seq, "err", err)

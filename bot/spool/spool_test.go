@@ -436,7 +436,10 @@ func TestReplayHoldsTheRejectedLockWhileItSends(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
 	s := openSpool(t, dir)
 	s.Put(batch(1))
-	s.reject(1)
+	bad := &api.Error{Status: 400, Message: "bad", Code: api.CodeBadBatch}
+	if !s.setAside(context.Background(), 1, func(context.Context, *api.MessageBatch) error { return bad }, bad) {
+		t.Fatal("not set aside")
+	}
 	held := false
 	send := func(context.Context, *api.MessageBatch) error {
 		f, err := os.Open(filepath.Join(dir, "rejected"))
