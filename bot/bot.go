@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	dapi "github.com/diamondburned/arikawa/v3/api"
@@ -109,6 +110,9 @@ type Bot struct {
 	state   *state.State
 	searchd Searchd
 	spool   *spool.Spool
+	// taken counts the batches searchd took (watched): one it refuses
+	// while this moves is refused for its own content (postPage).
+	taken   atomic.Uint64
 	batch   *batcher
 	pages   *pages
 	marks   *marks

@@ -120,6 +120,7 @@ func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.B
 			continue
 		}
 		if err == nil {
+			w.b.taken.Add(1)
 			w.b.took(w.b.removalOf(mb, res))
 		}
 		return res, err

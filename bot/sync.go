@@ -455,11 +455,53 @@ func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []dis
 	for _, part := range split(batch, api.MaxBatchItems) {
 		// What it removed leaves SPOOL/rejected/ and withdraws the
 		// public answers quoting it (Bot.took).
-		if _, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return b.searchd.PostMessages(ctx, part) }); err != nil {
+		if err := b.postPage(ctx, part); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// postPage sends part of a page straight to searchd, waiting while
+// searchd is away. A part searchd refuses, as bad or for long (a 500 it
+// answers every time, while it takes other batches), would hold the
+// channel's catch-up, and every one queued behind it, for good: it is
+// offered again in halves and what searchd refuses alone is kept in
+// SPOOL/rejected/ (spool.SetAsideRefused), as the spool does.
+func (b *Bot) postPage(ctx context.Context, part *api.MessageBatch) error {
+	send := func(ctx context.Context, mb *api.MessageBatch) error {
+		_, err := b.searchd.PostMessages(ctx, mb)
+		return err
+	}
+	wait, refusals, since, took := 500*time.Millisecond, 0, time.Time{}, uint64(0)
+	for {
+		err := send(ctx, part)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case api.BadBatch(err):
+			if b.spool.SetAsideRefused(ctx, part, send, err, true) {
+				return nil
+			}
+		case errors.As(err, new(*api.Error)):
+			if refusals == 0 {
+				since, took = time.Now(), b.taken.Load()
+			}
+			refusals++
+			if b.spool.SetAsideDue(refusals, since) && b.spool.SetAsideRefused(ctx, part, send, err, b.taken.Load() != took) {
+				return nil
+			}
+		}
+		b.log.Warn("backfill: searchd did not take a page; waiting", "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
 }
 
 // spoolLost is the batcher telling that the spool could not take some

@@ -412,8 +412,7 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 				refusedSince = time.Now()
 			}
 			refusals++
-			if refusals >= cmp.Or(s.SetAsideAfter, setAsideAfter) && time.Since(refusedSince) >= cmp.Or(s.SetAsideAge, setAsideAge) &&
-				s.takesTheNext(ctx, seq, send) && s.setAside(ctx, seq, send, err) {
+			if s.SetAsideDue(refusals, refusedSince) && s.takesTheNext(ctx, seq, send) && s.setAside(ctx, seq, send, err) {
 				backoff = 0
 				continue
 			}
@@ -448,6 +447,48 @@ func (s *Spool) deliver(ctx context.Context, seq uint64, send Sender) error {
 	}
 	s.remove(seq, func() error { return os.Remove(s.path(seq)) })
 	return nil
+}
+
+// SetAsideDue reports whether a batch searchd refused refusals times,
+// the first at since, without calling it bad, has been refused long
+// enough to be set aside if the refusal is its own (SetAsideAfter,
+// SetAsideAge).
+func (s *Spool) SetAsideDue(refusals int, since time.Time) bool {
+	return refusals >= cmp.Or(s.SetAsideAfter, setAsideAfter) && time.Since(since) >= cmp.Or(s.SetAsideAge, setAsideAge)
+}
+
+// SetAsideRefused is setAside for a batch sent straight to searchd (a
+// catch-up's page), which searchd refused with cause: it is offered again
+// in halves, and what searchd refuses alone is kept in rejected/ under a
+// number of its own. Unless cause is bad_batch or proven (searchd took
+// other batches meanwhile: the refusal is this one's), a batch searchd
+// takes nothing of is not set aside; it returns false then, and when
+// searchd stops answering.
+func (s *Spool) SetAsideRefused(ctx context.Context, b *api.MessageBatch, send Sender, cause error, proven bool) bool {
+	refused, err := refusedAlone(ctx, b, send, true)
+	if err != nil || !proven && !api.BadBatch(cause) && refused.Items() == b.Items() {
+		return false
+	}
+	if refused.Items() > 0 {
+		data, err := json.Marshal(refused)
+		if err != nil {
+			return false
+		}
+		s.mu.Lock()
+		seq := s.next
+		s.next++
+		tmp := filepath.Join(s.dir, "rejected", "."+filepath.Base(s.path(seq))+forgetSuffix)
+		err = api.ReplaceFile(tmp, s.rejectedPath(seq), data)
+		s.mu.Unlock()
+		if err != nil {
+			s.log.Error("spool: cannot keep what searchd refused in rejected/", "err", err)
+			return false
+		}
+	}
+	s.log.Warn("searchd refused part of a batch; that part is kept in SPOOL/rejected/, the rest taken (dsearch-bot --check fails until it is replayed or removed)",
+		"refused_messages", len(refused.Messages), "refused_deletions", len(refused.Deletes)+len(refused.ForgetChannels)+len(refused.ForgetGuilds),
+		"refused_places", len(refused.Guilds)+len(refused.Channels), "taken", b.Items()-refused.Items(), "err", cause)
+	return true
 }
 
 // read decodes batch seq; an unreadable one is a bad batch.

@@ -1,0 +1,129 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"dsearch/bot/spool"
+	"dsearch/shared/api"
+)
+
+// refuseBatch is searchd refusing, every time, any batch that holds
+// message id, with err.
+type refuseBatch struct {
+	Searchd
+	id  api.ID
+	err error
+}
+
+func (r refuseBatch) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
+	if slices.ContainsFunc(mb.Messages, func(m api.MessageUpsert) bool { return m.ID == r.id }) {
+		return nil, r.err
+	}
+	return r.Searchd.PostMessages(ctx, mb)
+}
+
+// rejectedText is the text of SPOOL/rejected/'s batches, one string.
+func (e *env) rejectedText() string {
+	e.t.Helper()
+	paths, err := spool.Rejected(e.cfg.SpoolDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		all.Write(data)
+	}
+	return all.String()
+}
+
+// A deletion waiting in one batch with a message searchd refuses as bad
+// went to SPOOL/rejected/ with it, whole: the deleted message stayed
+// stored and served until someone ran --replay-rejected, and no
+// catch-up finds the deletion of a message older than its page. The
+// refused batch is offered again in halves: the deletion reaches
+// searchd, and rejected/ keeps the bad message alone.
+func TestDeletionBatchedWithARefusedMessageReachesSearchd(t *testing.T) {
+	e := setup(t, func(c *Config) { c.FlushEvery = time.Hour }) // one batch, flushed below
+	h := history()
+	e.backfilled(int64(len(h)))
+	bad := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "zq-4412 searchd refuses this one")
+	deleted := h[5]
+	b, _, _, _ := e.restartHolding(0, func(b *Bot) {
+		b.searchd = refuseBatch{Searchd: b.searchd, id: api.ID(bad.ID),
+			err: &api.Error{Status: 400, Message: "messages[0]: content is not valid UTF-8", Code: api.CodeBadBatch}}
+	})
+	e.discord.Post(bad)
+	e.discord.Delete(general, deleted.ID)
+	waitFor(t, "the message and the deletion waiting together", func() bool {
+		b.batch.mu.Lock()
+		defer b.batch.mu.Unlock()
+		return len(b.batch.pending.Messages) == 1 && len(b.batch.pending.Deletes) == 1
+	})
+	b.batch.flush()
+	waitFor(t, "the spool empty", func() bool { return b.spool.Len() == 0 })
+	if e.stored(deleted.ID) {
+		t.Error("a message deleted on Discord is still stored: its deletion went to SPOOL/rejected/ with a bad message batched beside it")
+	}
+	rej := e.rejectedText()
+	if !strings.Contains(rej, "zq-4412") {
+		t.Errorf("the refused message is not kept in SPOOL/rejected/: %s", rej)
+	}
+	var left api.MessageBatch
+	if paths, _ := spool.Rejected(e.cfg.SpoolDir); len(paths) == 1 {
+		data, _ := os.ReadFile(paths[0])
+		json.Unmarshal(data, &left)
+	}
+	if left.Items() != 1 {
+		t.Errorf("SPOOL/rejected/ keeps %d items, want the refused message alone: %s", left.Items(), rej)
+	}
+}
+
+// A batch searchd refuses every time without calling it bad (a 500, say
+// for one message its database cannot store) held every later batch back
+// in the spool, and with them every catch-up, for as long as it lasted:
+// what members wrote meanwhile was missed. Once searchd takes the batch
+// behind it, it is set aside in SPOOL/rejected/ (dsearch-bot --check
+// fails), and the rest goes on.
+func TestBatchSearchdKeepsRefusingHoldsNothingBackForGood(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	stuck := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "zq-5521 searchd cannot store this one")
+	after := message(general, user(bob, "bob"), t0.Add(300*24*time.Hour+time.Minute), "written after the refused one")
+	b, _, done, before := e.restartHolding(0, func(b *Bot) {
+		b.searchd = refuseBatch{Searchd: b.searchd, id: api.ID(stuck.ID), err: &api.Error{Status: 500, Message: "internal error"}}
+		b.spool.SetAsideAfter, b.spool.SetAsideAge = 3, time.Nanosecond
+	})
+	defer func() {
+		if t.Failed() {
+			t.Log(e.log.String())
+		}
+	}()
+	e.discord.Post(stuck)
+	waitFor(t, "the refused message spooled", func() bool { return len(e.spoolHolding("zq-5521")) > 0 })
+	e.discord.Post(after)
+	b.Backfill()
+	waitFor(t, "the catch-up done", func() bool { return done() > before })
+	waitFor(t, "the spool empty", func() bool { return b.spool.Len() == 0 })
+	if !e.stored(after.ID) {
+		t.Error("the message written after the refused one is not stored")
+	}
+	if !strings.Contains(e.rejectedText(), "zq-5521") {
+		t.Error("the refused message is not kept in SPOOL/rejected/")
+	}
+	if !strings.Contains(e.log.String(), "searchd refused part of a batch") {
+		t.Error("no warning says a batch was set aside")
+	}
+	if strings.Contains(e.log.String(), "zq-5521") {
+		t.Error("the log holds the refused message's text")
+	}
+}
