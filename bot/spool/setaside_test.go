@@ -216,3 +216,43 @@ func TestSearchdAwayWhileARefusedBatchIsSplitSetsNothingAside(t *testing.T) {
 		t.Errorf("set aside while searchd was away: %+v", rej)
 	}
 }
+
+// A removal spooled while a refused batch is offered in halves takes its
+// message out of the waiting file (ForgetWaiting); what is set aside is
+// taken from the file as it is then, so the removed text does not come
+// back in rejected/.
+func TestSetAsideKeepsWhatForgetWaitingTookOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	s.Put(&api.MessageBatch{Messages: msgs(1, 2, 3, 4)})
+	bad := &api.Error{Status: 400, Message: "bad", Code: api.CodeBadBatch}
+	var once sync.Once
+	send := func(_ context.Context, b *api.MessageBatch) error {
+		if !slices.ContainsFunc(b.Messages, func(m api.MessageUpsert) bool { return m.ID == 2 }) {
+			return nil
+		}
+		if len(b.Messages) == 1 { // offered alone: message 2 is deleted on Discord meanwhile
+			once.Do(func() {
+				seq, err := s.PutSeq(batch(2))
+				if err != nil {
+					t.Error(err)
+				}
+				if _, err := s.ForgetWaiting(seq, []api.ID{2}, func(m api.MessageUpsert, _ api.ID) bool { return m.ID == 2 }); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		return bad
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, send)
+	select {
+	case <-waitUntil(func() bool { return s.Len() == 0 }):
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still waiting: %d", s.Len())
+	}
+	if rej := rejectedBatches(t, dir); len(rej) != 0 {
+		t.Errorf("rejected/ holds a message deleted while its batch was split: %+v", rej)
+	}
+}
