@@ -51,6 +51,12 @@ func (b *Bot) backfillGuild(ctx context.Context, g discord.GuildID) {
 		b.listAgain(ctx, g)
 		return
 	}
+	// searchd is asked which channels it holds once it has what the
+	// spool holds: a thread known only from a waiting batch would
+	// otherwise be looked at by no one, and stored after, deleted.
+	if b.spooledFirst(ctx); ctx.Err() != nil {
+		return
+	}
 	if _, err := b.forgetVanished(ctx, g, chans); err != nil {
 		b.log.Warn("backfill: cannot look for channels deleted while the bot was away", "guild", g, "err", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/diamondburned/arikawa/v3/discord"
 	"github.com/diamondburned/arikawa/v3/gateway"
+	"github.com/diamondburned/arikawa/v3/utils/httputil"
 
 	"dsearch/shared/api"
 	"dsearch/shared/client"
@@ -265,9 +266,17 @@ func (b *Bot) forgetVanished(ctx context.Context, g discord.GuildID, listed []di
 		if _, err := b.state.Cabinet.Channel(ch); err == nil {
 			continue
 		}
-		if _, err := b.state.WithContext(ctx).Client.Channel(ch); unknownChannel(err) {
+		_, err := b.state.WithContext(ctx).Client.Channel(ch)
+		var he *httputil.HTTPError
+		switch {
+		case unknownChannel(err):
 			gone = append(gone, id)
 			b.marks.forget(ch)
+		case err != nil && ctx.Err() == nil && !(errors.As(err, &he) && he.Status/100 == 4):
+			// Discord did not answer: asked again until it does, as a
+			// CHANNEL_DELETE is (deleted.go). A deletion queued before a
+			// restart is known only from here, and nothing else asks.
+			b.queueDeletion(deletion{g: g, ch: ch})
 		}
 	}
 	if len(gone) > 0 {
