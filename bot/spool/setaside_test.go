@@ -256,3 +256,33 @@ func TestSetAsideKeepsWhatForgetWaitingTookOut(t *testing.T) {
 		t.Errorf("rejected/ holds a message deleted while its batch was split: %+v", rej)
 	}
 }
+
+// A batch behind the refused one that a removal emptied (ForgetWaiting)
+// is dropped unsent: that is no sign searchd takes anything, and the
+// refused batch is not set aside for it.
+func TestEmptiedBatchBehindIsNoSignSearchdTakesAnything(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	s.SetAsideAfter, s.SetAsideAge = 2, time.Nanosecond
+	s.Put(&api.MessageBatch{Messages: msgs(1)})
+	s.Put(&api.MessageBatch{Messages: msgs(2)})
+	seq, _ := s.PutSeq(batch(3))
+	if _, err := s.ForgetWaiting(seq, []api.ID{2}, func(m api.MessageUpsert, _ api.ID) bool { return m.ID == 2 }); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sends := 0
+	send := func(_ context.Context, b *api.MessageBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		sends++
+		return &api.Error{Status: 500, Message: "disk I/O error"} // searchd refuses everything
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, send)
+	<-waitUntil(func() bool { mu.Lock(); defer mu.Unlock(); return sends >= 6 })
+	if rej := rejectedBatches(t, dir); len(rej) != 0 {
+		t.Errorf("set aside while searchd refused everything: %+v", rej)
+	}
+}

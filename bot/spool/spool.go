@@ -517,7 +517,12 @@ func (s *Spool) takesTheNext(ctx context.Context, seq uint64, send Sender) bool 
 	if next == 0 {
 		return false // nothing behind it holds anything back yet
 	}
-	err := s.deliver(ctx, next, send)
+	b, err := s.read(next)
+	if err == nil && b.Items() == 0 {
+		s.deliver(ctx, next, send) // dropped unsent: no sign searchd takes anything
+		return false
+	}
+	err = s.deliver(ctx, next, send)
 	if api.BadBatch(err) {
 		s.setAside(ctx, next, send, err)
 	}
