@@ -108,9 +108,49 @@ func TestBatchSearchdKeepsRefusingIsSetAsideOnceItTakesTheNext(t *testing.T) {
 			t.Errorf("searchd never got %d (took %v)", id, got)
 		}
 	}
+	// In order: what searchd takes of the refused batch before the
+	// batches behind it (searchd skips a message of a server it left
+	// until the batch placing it anew, say).
+	if i := slices.Index(got, 4); i >= 0 && slices.ContainsFunc(got[i:], func(id api.ID) bool { return id == 1 || id == 3 || id == 90 }) {
+		t.Errorf("searchd took a later batch before the refused batch's good part: %v", got)
+	}
 	rej := rejectedBatches(t, dir)
 	if len(rej) != 1 || rej[0].Items() != 1 || len(rej[0].Messages) != 1 || rej[0].Messages[0].ID != 2 {
 		t.Errorf("rejected/ holds %+v, want the one message searchd refuses", rej)
+	}
+}
+
+// A batch searchd refuses whole, its every item alone too, while it takes
+// the batch behind it: the refusal is the batch's own, and all of it is
+// set aside.
+func TestBatchRefusedItemByItemIsSetAsideOnceSearchdTakesTheNext(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	s.SetAsideAfter, s.SetAsideAge = 2, time.Nanosecond
+	s.Put(&api.MessageBatch{Messages: msgs(1, 2)})
+	s.Put(batch(4))
+	bad := &api.Error{Status: 500, Message: "internal error"}
+	var mu sync.Mutex
+	var took []api.ID
+	send := func(_ context.Context, b *api.MessageBatch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(b.Messages) > 0 {
+			return bad
+		}
+		took = append(took, b.Deletes...)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, send)
+	select {
+	case <-waitUntil(func() bool { return s.Len() == 0 }):
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still waiting: %d", s.Len())
+	}
+	if rej := rejectedBatches(t, dir); len(rej) != 1 || len(rej[0].Messages) != 2 {
+		t.Errorf("rejected/ holds %+v, want both messages", rej)
 	}
 }
 

@@ -382,6 +382,7 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 	var refusedSeq uint64
 	var refusals int
 	var refusedSince time.Time
+	split := false // offered in halves, in order, once
 	for {
 		seq, ok := s.oldest()
 		if !ok {
@@ -393,7 +394,7 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 			}
 		}
 		if seq != refusedSeq {
-			refusedSeq, refusals = seq, 0
+			refusedSeq, refusals, split = seq, 0, false
 		}
 		err := s.deliver(ctx, seq, send)
 		switch {
@@ -403,7 +404,7 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 		case ctx.Err() != nil:
 			return
 		case api.BadBatch(err):
-			if s.setAside(ctx, seq, send, err) {
+			if s.setAside(ctx, seq, send, err, true) {
 				backoff = 0
 				continue
 			}
@@ -412,7 +413,19 @@ func (s *Spool) Run(ctx context.Context, send Sender) {
 				refusedSince = time.Now()
 			}
 			refusals++
-			if s.SetAsideDue(refusals, refusedSince) && s.takesTheNext(ctx, seq, send) && s.setAside(ctx, seq, send, err) {
+			if !s.SetAsideDue(refusals, refusedSince) {
+				break
+			}
+			// Proof that the refusal is the batch's own: searchd takes a
+			// part of it (in order), or else the batch behind it.
+			if !split {
+				split = true
+				if s.setAside(ctx, seq, send, err, false) {
+					backoff = 0
+					continue
+				}
+			}
+			if s.takesTheNext(ctx, seq, send) && s.setAside(ctx, seq, send, err, true) {
 				backoff = 0
 				continue
 			}
@@ -465,8 +478,8 @@ func (s *Spool) SetAsideDue(refusals int, since time.Time) bool {
 // takes nothing of is not set aside; it returns false then, and when
 // searchd stops answering.
 func (s *Spool) SetAsideRefused(ctx context.Context, b *api.MessageBatch, send Sender, cause error, proven bool) bool {
-	refused, err := refusedAlone(ctx, b, send, true)
-	if err != nil || !proven && !api.BadBatch(cause) && refused.Items() == b.Items() {
+	refused, ok := splitRefused(ctx, b, send, cause, proven)
+	if !ok {
 		return false
 	}
 	if refused.Items() > 0 {
@@ -524,7 +537,7 @@ func (s *Spool) takesTheNext(ctx context.Context, seq uint64, send Sender) bool 
 	}
 	err = s.deliver(ctx, next, send)
 	if api.BadBatch(err) {
-		s.setAside(ctx, next, send, err)
+		s.setAside(ctx, next, send, err, true)
 	}
 	return err == nil
 }
@@ -537,7 +550,11 @@ func (s *Spool) takesTheNext(ctx context.Context, seq uint64, send Sender) bool 
 // Discord cannot tell a catch-up what it deleted). It returns false,
 // leaving the batch to wait, when searchd stops answering meanwhile; what
 // it took is harmlessly sent again.
-func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause error) bool {
+//
+// Unless cause is bad_batch or proven (searchd took the batch behind it),
+// a batch searchd takes nothing of is not set aside: searchd may be
+// refusing everything.
+func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause error, proven bool) bool {
 	b, err := s.read(seq)
 	if err != nil {
 		if api.BadBatch(err) { // unreadable: kept whole for a person
@@ -547,8 +564,8 @@ func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause err
 		}
 		return false
 	}
-	refused, err := refusedAlone(ctx, b, send, true)
-	if err != nil {
+	refused, ok := splitRefused(ctx, b, send, cause, proven)
+	if !ok {
 		return false
 	}
 	var left api.MessageBatch
@@ -579,6 +596,17 @@ func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause err
 
 func (s *Spool) rejectedPath(seq uint64) string {
 	return filepath.Join(s.dir, "rejected", filepath.Base(s.path(seq)))
+}
+
+// splitRefused is refusedAlone on b, refused whole with cause: what
+// searchd refused alone, and false when searchd stopped answering or,
+// unless cause is bad_batch or proven, took none of it.
+func splitRefused(ctx context.Context, b *api.MessageBatch, send Sender, cause error, proven bool) (*api.MessageBatch, bool) {
+	refused, err := refusedAlone(ctx, b, send, true)
+	if err != nil || !proven && !api.BadBatch(cause) && refused.Items() == b.Items() {
+		return nil, false
+	}
+	return refused, true
 }
 
 // refusedAlone sends b in halves, each half searchd refuses in halves

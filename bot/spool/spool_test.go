@@ -437,7 +437,7 @@ func TestReplayHoldsTheRejectedLockWhileItSends(t *testing.T) {
 	s := openSpool(t, dir)
 	s.Put(batch(1))
 	bad := &api.Error{Status: 400, Message: "bad", Code: api.CodeBadBatch}
-	if !s.setAside(context.Background(), 1, func(context.Context, *api.MessageBatch) error { return bad }, bad) {
+	if !s.setAside(context.Background(), 1, func(context.Context, *api.MessageBatch) error { return bad }, bad, true) {
 		t.Fatal("not set aside")
 	}
 	held := false
