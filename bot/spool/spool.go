@@ -498,9 +498,7 @@ func (s *Spool) SetAsideRefused(ctx context.Context, b *api.MessageBatch, send S
 			return false
 		}
 	}
-	s.log.Warn("searchd refused part of a batch; that part is kept in SPOOL/rejected/, the rest taken (dsearch-bot --check fails until it is replayed or removed)",
-		"refused_messages", len(refused.Messages), "refused_deletions", len(refused.Deletes)+len(refused.ForgetChannels)+len(refused.ForgetGuilds),
-		"refused_places", len(refused.Guilds)+len(refused.Channels), "taken", b.Items()-refused.Items(), "err", cause)
+	s.logSetAside(0, refused, b.Items()-refused.Items(), cause)
 	return true
 }
 
@@ -588,10 +586,20 @@ func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause err
 		}
 		return os.Remove(s.path(seq))
 	})
+	s.logSetAside(seq, &left, b.Items()-refused.Items(), cause)
+	return true
+}
+
+// logSetAside tells what a refused batch (seq; 0: a catch-up's page) left
+// in rejected/: counts, never text.
+func (s *Spool) logSetAside(seq uint64, left *api.MessageBatch, taken int, cause error) {
+	if left.Items() == 0 {
+		s.log.Info("searchd took a batch it had refused once it was sent in parts", "batch", seq, "taken", taken, "err", cause)
+		return
+	}
 	s.log.Warn("searchd refused part of a batch; that part is kept in SPOOL/rejected/, the rest taken (dsearch-bot --check fails until it is replayed or removed)",
 		"batch", seq, "refused_messages", len(left.Messages), "refused_deletions", len(left.Deletes)+len(left.ForgetChannels)+len(left.ForgetGuilds),
-		"refused_places", len(left.Guilds)+len(left.Channels), "taken", b.Items()-refused.Items(), "err", cause)
-	return true
+		"refused_places", len(left.Guilds)+len(left.Channels), "taken", taken, "err", cause)
 }
 
 func (s *Spool) rejectedPath(seq uint64) string {
