@@ -112,13 +112,18 @@ type Bot struct {
 	spool   *spool.Spool
 	// taken counts the batches searchd took (watched): one it refuses
 	// while this moves is refused for its own content (postPage).
-	taken   atomic.Uint64
-	batch   *batcher
-	pages   *pages
-	marks   *marks
-	status  *status
-	answers *answers // what public answers quote (answers.go)
-	syncing syncing  // channels whose sync has not ended (syncing.go)
+	taken atomic.Uint64
+	// asideOpen counts the refused batches being split; asideSeen holds
+	// what searchd removed meanwhile (watchRemovals).
+	asideMu   sync.Mutex
+	asideOpen int
+	asideSeen []*removal
+	batch     *batcher
+	pages     *pages
+	marks     *marks
+	status    *status
+	answers   *answers // what public answers quote (answers.go)
+	syncing   syncing  // channels whose sync has not ended (syncing.go)
 
 	// guildQueue holds the guilds to catch up and page through (queued
 	// tells), retryQueue channels to try again; gapped says the spool
@@ -207,6 +212,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, deletionKick: make(chan struct{}, 1), commands: map[discord.GuildID]bool{},
 	}
 	b.answers, ans.edit = ans, b.withdraw
+	sp.Watch = b.watchRemovals
 	b.searchd = watched{Searchd: b.searchd, b: b}
 	b.batch = &batcher{put: b.spoolPut, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }

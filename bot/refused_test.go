@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,5 +126,53 @@ func TestBatchSearchdKeepsRefusingHoldsNothingBackForGood(t *testing.T) {
 	}
 	if strings.Contains(e.log.String(), "zq-5521") {
 		t.Error("the log holds the refused message's text")
+	}
+}
+
+// refuseThenDelete is searchd refusing as bad any batch that holds
+// message id; the first time, before it answers, the message is deleted
+// on Discord and searchd takes the deletion (meanwhile is called, and
+// returns once it has).
+type refuseThenDelete struct {
+	Searchd
+	id        api.ID
+	meanwhile func()
+	once      *sync.Once
+}
+
+func (r refuseThenDelete) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
+	if slices.ContainsFunc(mb.Messages, func(m api.MessageUpsert) bool { return m.ID == r.id }) {
+		r.once.Do(r.meanwhile)
+		return nil, &api.Error{Status: 400, Message: "messages[0]: content is not valid UTF-8", Code: api.CodeBadBatch}
+	}
+	return r.Searchd.PostMessages(ctx, mb)
+}
+
+// A catch-up's page holds a message searchd refuses alone; the message
+// is deleted on Discord, and searchd takes the deletion, while the page
+// is sent in parts. The deletion cleaned SPOOL/rejected/ before the
+// refused message was written there, and its text stayed on disk. What
+// searchd removes while a refused batch is split is taken out of what it
+// leaves in rejected/.
+func TestDeletedWhileItsRefusedPageIsSplitLeavesRejected(t *testing.T) {
+	e := setup(t)
+	e.backfilled(int64(len(history())))
+	bad := message(general, user(alice, "alice"), t0.Add(300*24*time.Hour), "zq-6604 refused and deleted meanwhile")
+	var once sync.Once
+	var b *Bot
+	b, _, done, before := e.restartHolding(0, func(bot *Bot) {
+		bot.searchd = refuseThenDelete{Searchd: bot.searchd, id: api.ID(bad.ID), once: &once, meanwhile: func() {
+			last := b.spool.Last()
+			e.discord.Delete(general, bad.ID)
+			waitFor(t, "the deletion taken", func() bool {
+				return b.spool.Last() > last && b.spool.Delivered(b.spool.Last())
+			})
+		}}
+	})
+	e.discord.AddHistory(bad) // written while the bot was away: the catch-up's page brings it
+	b.Backfill()
+	waitFor(t, "the catch-up done", func() bool { return done() > before })
+	if strings.Contains(e.rejectedText(), "zq-6604") {
+		t.Error("SPOOL/rejected/ keeps the text of a message deleted on Discord, its deletion taken by searchd")
 	}
 }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,4 +153,32 @@ func (b *Bot) took(r *removal) {
 	}
 	b.forgetRejected(r)
 	b.forgetWaitingAuthors(r)
+	b.asideMu.Lock()
+	if b.asideOpen > 0 {
+		b.asideSeen = append(b.asideSeen, r)
+	}
+	b.asideMu.Unlock()
+}
+
+// watchRemovals is called as a refused batch starts to be split (a
+// catch-up's page, postPage, or the spool's oldest batch): what searchd
+// removes until the returned func is called is taken out of
+// SPOOL/rejected/ again then, after the part searchd refused was written
+// there. Its removal's own cleaning (took) may have come first.
+func (b *Bot) watchRemovals() (forget func()) {
+	b.asideMu.Lock()
+	b.asideOpen++
+	from := len(b.asideSeen)
+	b.asideMu.Unlock()
+	return func() {
+		b.asideMu.Lock()
+		seen := slices.Clone(b.asideSeen[from:])
+		if b.asideOpen--; b.asideOpen == 0 {
+			b.asideSeen = nil
+		}
+		b.asideMu.Unlock()
+		for _, r := range seen {
+			b.forgetRejected(r)
+		}
+	}
 }

@@ -473,6 +473,8 @@ func (b *Bot) postPage(ctx context.Context, part *api.MessageBatch) error {
 		_, err := b.searchd.PostMessages(ctx, mb)
 		return err
 	}
+	// What searchd removes meanwhile must not stay in what is set aside.
+	defer b.watchRemovals()()
 	wait, refusals, since, took := 500*time.Millisecond, 0, time.Time{}, uint64(0)
 	for {
 		err := send(ctx, part)

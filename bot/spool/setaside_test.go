@@ -326,3 +326,40 @@ func TestEmptiedBatchBehindIsNoSignSearchdTakesAnything(t *testing.T) {
 		t.Errorf("set aside while searchd refused everything: %+v", rej)
 	}
 }
+
+// Watch brackets the split of a refused batch: its end comes once the
+// refused part is in rejected/, for the bot to take out of it what
+// searchd removed meanwhile.
+func TestWatchEndsOnceTheRefusedPartIsInRejected(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool")
+	s := openSpool(t, dir)
+	var mu sync.Mutex
+	started, ended, inRejected := 0, 0, false
+	s.Watch = func() func() {
+		mu.Lock()
+		started++
+		mu.Unlock()
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			ended++
+			rej, _ := Rejected(dir)
+			inRejected = len(rej) == 1
+		}
+	}
+	s.Put(&api.MessageBatch{Messages: msgs(1, 2)})
+	r := &searchdRefusing{bad: 2, err: &api.Error{Status: 400, Message: "bad", Code: api.CodeBadBatch}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, r.send)
+	select {
+	case <-waitUntil(func() bool { mu.Lock(); defer mu.Unlock(); return ended > 0 }):
+	case <-waitUntil(func() bool { rej, _ := Rejected(dir); return len(rej) > 0 && s.Len() == 0 }):
+		time.Sleep(100 * time.Millisecond) // its end, if it comes, is at hand
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if started != 1 || ended != 1 || !inRejected {
+		t.Errorf("watch started %d, ended %d, the refused part in rejected/ at its end: %v", started, ended, inRejected)
+	}
+}

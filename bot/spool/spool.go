@@ -72,6 +72,11 @@ type Spool struct {
 	// full) sets nothing aside. Zero: the defaults. Set before Run.
 	SetAsideAfter int
 	SetAsideAge   time.Duration
+	// Watch, if set, is called as the oldest batch starts to be split,
+	// and what it returns once its refused part is in rejected/: what
+	// searchd removed meanwhile (past the waiting spool: a catch-up's
+	// deletion) is taken out of it then.
+	Watch func() (done func())
 }
 
 // Defaults of Spool.SetAsideAfter and SetAsideAge: long enough that a
@@ -553,6 +558,9 @@ func (s *Spool) takesTheNext(ctx context.Context, seq uint64, send Sender) bool 
 // a batch searchd takes nothing of is not set aside: searchd may be
 // refusing everything.
 func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause error, proven bool) bool {
+	if s.Watch != nil {
+		defer s.Watch()()
+	}
 	b, err := s.read(seq)
 	if err != nil {
 		if api.BadBatch(err) { // unreadable: kept whole for a person
