@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -174,5 +176,23 @@ func TestDeletedWhileItsRefusedPageIsSplitLeavesRejected(t *testing.T) {
 	waitFor(t, "the catch-up done", func() bool { return done() > before })
 	if strings.Contains(e.rejectedText(), "zq-6604") {
 		t.Error("SPOOL/rejected/ keeps the text of a message deleted on Discord, its deletion taken by searchd")
+	}
+}
+
+// refusingSearchd refuses every batch as bad.
+type refusingSearchd struct{ Searchd }
+
+func (refusingSearchd) PostMessages(context.Context, *api.MessageBatch) (*api.BatchResult, error) {
+	return nil, &api.Error{Status: 400, Message: "messages[0]: content is not valid UTF-8", Code: api.CodeBadBatch}
+}
+
+// dsearch-bot --reconcile has no spool (the running bot's is not its
+// own): a page searchd refuses is an error there, as before, not a
+// crash on a spool it lacks.
+func TestReconcileWithoutASpoolReportsARefusedPage(t *testing.T) {
+	b := &Bot{log: slog.New(slog.NewTextHandler(io.Discard, nil)), searchd: refusingSearchd{}}
+	err := b.postPage(context.Background(), &api.MessageBatch{Messages: []api.MessageUpsert{{ID: 1, ChannelID: 2}}})
+	if !api.BadBatch(err) {
+		t.Errorf("postPage without a spool: %v, want the refusal", err)
 	}
 }

@@ -469,6 +469,10 @@ func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []dis
 // offered again in halves and what searchd refuses alone is kept in
 // SPOOL/rejected/ (spool.SetAsideRefused), as the spool does.
 func (b *Bot) postPage(ctx context.Context, part *api.MessageBatch) error {
+	if b.spool == nil { // --reconcile: the bot's spool is not its own; a refused page is an error
+		_, err := retryFunc(ctx, b, func() (*api.BatchResult, error) { return b.searchd.PostMessages(ctx, part) })
+		return err
+	}
 	send := func(ctx context.Context, mb *api.MessageBatch) error {
 		_, err := b.searchd.PostMessages(ctx, mb)
 		return err
