@@ -212,7 +212,10 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		lost: map[discord.ChannelID]discord.GuildID{}, noAccess: map[discord.ChannelID]bool{}, deletionKick: make(chan struct{}, 1), commands: map[discord.GuildID]bool{},
 	}
 	b.answers, ans.edit = ans, b.withdraw
-	sp.Watch = b.watchRemovals
+	sp.Watch = func() func() {
+		done := b.watchRemovals()
+		return func() { done(true) }
+	}
 	b.searchd = watched{Searchd: b.searchd, b: b}
 	b.batch = &batcher{put: b.spoolPut, log: cfg.Log, maxItems: cfg.BatchItems, flushEvery: cfg.FlushEvery, marks: mk, lost: b.spoolLost, unsynced: b.markLost}
 	b.state.StateLog = func(err error) { b.log.Debug("discord state", "err", err) }

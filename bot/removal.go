@@ -164,19 +164,23 @@ func (b *Bot) took(r *removal) {
 // catch-up's page, postPage, or the spool's oldest batch): what searchd
 // removes until the returned func is called is taken out of
 // SPOOL/rejected/ again then, after the part searchd refused was written
-// there. Its removal's own cleaning (took) may have come first.
-func (b *Bot) watchRemovals() (forget func()) {
+// there (done(true); done(false): nothing was set aside). Its removal's
+// own cleaning (took) may have come first.
+func (b *Bot) watchRemovals() (done func(setAside bool)) {
 	b.asideMu.Lock()
 	b.asideOpen++
 	from := len(b.asideSeen)
 	b.asideMu.Unlock()
-	return func() {
+	return func(setAside bool) {
 		b.asideMu.Lock()
 		seen := slices.Clone(b.asideSeen[from:])
 		if b.asideOpen--; b.asideOpen == 0 {
 			b.asideSeen = nil
 		}
 		b.asideMu.Unlock()
+		if !setAside {
+			return
+		}
 		for _, r := range seen {
 			b.forgetRejected(r)
 		}

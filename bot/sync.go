@@ -478,7 +478,8 @@ func (b *Bot) postPage(ctx context.Context, part *api.MessageBatch) error {
 		return err
 	}
 	// What searchd removes meanwhile must not stay in what is set aside.
-	defer b.watchRemovals()()
+	done, aside := b.watchRemovals(), false
+	defer func() { done(aside) }()
 	wait, refusals, since, took := 500*time.Millisecond, 0, time.Time{}, uint64(0)
 	for {
 		err := send(ctx, part)
@@ -488,7 +489,7 @@ func (b *Bot) postPage(ctx context.Context, part *api.MessageBatch) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case api.BadBatch(err):
-			if b.spool.SetAsideRefused(ctx, part, send, err, true) {
+			if aside = b.spool.SetAsideRefused(ctx, part, send, err, true); aside {
 				return nil
 			}
 		case errors.As(err, new(*api.Error)):
@@ -496,7 +497,7 @@ func (b *Bot) postPage(ctx context.Context, part *api.MessageBatch) error {
 				since, took = time.Now(), b.taken.Load()
 			}
 			refusals++
-			if b.spool.SetAsideDue(refusals, since) && b.spool.SetAsideRefused(ctx, part, send, err, b.taken.Load() != took) {
+			if aside = b.spool.SetAsideDue(refusals, since) && b.spool.SetAsideRefused(ctx, part, send, err, b.taken.Load() != took); aside {
 				return nil
 			}
 		}
