@@ -82,6 +82,10 @@ func TestStatusForgetsDeletedThreads(t *testing.T) {
 func TestStatusNeverNamesAChannelByItsStandIn(t *testing.T) {
 	e := setup(t, func(c *Config) { c.SpoolMax = 4000 })
 	e.backfilled(int64(len(history())))
+	// The start's backfill done: one still running when searchd stops
+	// holds the backfill loop until searchd is back, and the thread's
+	// catch-up then runs once #staff is hidden, which it skips.
+	waitFor(t, "the start's backfill", func() bool { return strings.Contains(e.log.String(), "backfill: guild done") })
 	e.sd.stop()
 	lost := series(thread, t0.Add(300*24*time.Hour), 150, "while searchd was away")
 	for _, m := range lost {
