@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"dsearch/shared/api"
+	"dsearch/shared/spoolforget"
 )
 
 // batchFile is one waiting batch.
@@ -495,7 +496,7 @@ func (s *Spool) SetAsideRefused(ctx context.Context, b *api.MessageBatch, send S
 		s.mu.Lock()
 		seq := s.next
 		s.next++
-		tmp := filepath.Join(s.dir, "rejected", "."+filepath.Base(s.path(seq))+forgetSuffix)
+		tmp := filepath.Join(s.dir, "rejected", "."+filepath.Base(s.path(seq))+spoolforget.CopySuffix)
 		err = api.ReplaceFile(tmp, s.rejectedPath(seq), data)
 		s.mu.Unlock()
 		if err != nil {
@@ -587,7 +588,7 @@ func (s *Spool) setAside(ctx context.Context, seq uint64, send Sender, cause err
 			if err != nil {
 				return err
 			}
-			tmp := filepath.Join(s.dir, "rejected", "."+filepath.Base(s.path(seq))+forgetSuffix)
+			tmp := filepath.Join(s.dir, "rejected", "."+filepath.Base(s.path(seq))+spoolforget.CopySuffix)
 			if err := api.ReplaceFile(tmp, s.rejectedPath(seq), data); err != nil {
 				return err
 			}
