@@ -50,6 +50,7 @@ var goBroken = map[string]string{
 // refusal explains itself.
 var opNotes = map[onnxpb.Op]string{
 	{Domain: "com.microsoft", Type: "MatMulNBits"}:          "4-bit weights",
+	{Domain: "com.microsoft", Type: "MatMulIntegerToFloat"}: "int8 weights",
 	{Domain: "com.microsoft", Type: "GatherBlockQuantized"}: "quantized embeddings",
 	{Domain: "com.microsoft", Type: "QOrderedMatMul"}:       "quantized weights",
 	{Domain: "", Type: "BitShift"}:                          "not implemented by onnx-gomlx " + goOnnxGoMLX,

