@@ -185,6 +185,28 @@ func TestCLIAsNewcomer(t *testing.T) {
 	if _, errs, code := c.run(append([]string{"catchup", "--channel", "random"}, at...)...); code != 1 || !strings.Contains(errs, `no channel is named "random" (channels with messages: #general)`) {
 		t.Errorf("catchup of an unknown channel: exit %d\n%s", code, errs)
 	}
+	// A question narrowed as a search is: channels by name, authors, time.
+	out, errs, code = c.run(append([]string{"query", "who shared the tsconfig?", "--channel", "general", "--since", "2024-05-01"}, at...)...)
+	if code != 0 || !strings.Contains(out, "[1] ") || !strings.Contains(out, "#general") || !strings.Contains(out, "tsconfig") {
+		t.Errorf("query --channel general --since 2024-05-01: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run(append([]string{"query", "who shared the tsconfig?", "--since", "2025-01-01"}, at...)...)
+	if code != 0 || !strings.Contains(out, "no conversation matched") || strings.Contains(out, "[1] ") {
+		t.Errorf("query --since 2025-01-01: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run(append([]string{"query", "who shared the tsconfig?", "--author", "1"}, at...)...)
+	if code != 0 || !strings.Contains(out, "no conversation matched") {
+		t.Errorf("query --author of no one: exit %d\n%s%s", code, out, errs)
+	}
+	for _, tt := range []struct{ flag, value, want string }{
+		{"--channel", "random", `no channel is named "random"`},
+		{"--author", "bob", `query: --author: "bob" is not a member's ID`},
+		{"--until", "banana", `query: --until: "banana" is not a time`},
+	} {
+		if _, errs, code := c.run(append([]string{"query", "tsconfig", tt.flag, tt.value}, at...)...); code != 1 || !strings.Contains(errs, tt.want) {
+			t.Errorf("query %s %s: exit %d\n%s", tt.flag, tt.value, code, errs)
+		}
+	}
 
 	// Help on stdout, exit 0; its own flags before the global ones.
 	out, errs, code = c.run("search", "-h")

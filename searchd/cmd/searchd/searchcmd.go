@@ -25,18 +25,44 @@ const timeHelp = "time: a date, month or year, relative (yesterday, last week, 7
 func (m *Main) queryCmd() *ffcli.Command {
 	var cfg Config
 	var limit int
+	var author, channel, since, until string
 	return command("query", "[flags] QUESTION", "ask the running daemon a question: a cited answer and the conversations found", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.IntVar(&limit, "limit", 5, "conversations to show")
+			fs.StringVar(&author, "author", "", "comma-separated author IDs")
+			fs.StringVar(&channel, "channel", "", "comma-separated channel names (general, #general) or IDs")
+			fs.StringVar(&since, "since", "", "earliest "+timeHelp)
+			fs.StringVar(&until, "until", "", "latest time, as --since (a date takes in its whole day)")
 		},
 		func(ctx context.Context, args []string) error {
 			q := strings.Join(args, " ")
 			if q == "" {
 				return errors.New("query: ask a question, e.g. searchd query \"who is moving?\"")
 			}
+			req := &api.QueryRequest{Question: q, Limit: limit}
+			var err error
+			if req.Since, req.Until, err = timeBounds("query", since, until, time.Now()); err != nil {
+				return err
+			}
+			for _, s := range strings.Split(author, ",") {
+				if s = strings.TrimSpace(s); s == "" {
+					continue
+				}
+				id, err := api.ParseID(s)
+				if err != nil {
+					return fmt.Errorf("query: --author: %q is not a member's ID (a number, as Discord's Copy User ID gives)", s)
+				}
+				req.Authors = append(req.Authors, id)
+			}
 			ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 			defer cancel()
-			resp, err := client.New(cfg.SocketPath()).Query(ctx, &api.QueryRequest{Question: q, Limit: limit})
+			c := client.New(cfg.SocketPath())
+			if channel != "" {
+				if req.Channels, err = resolveChannels(ctx, c, channel); err != nil {
+					return daemonError(err, &cfg)
+				}
+			}
+			resp, err := c.Query(ctx, req)
 			if err != nil {
 				return daemonError(err, &cfg)
 			}
@@ -158,17 +184,11 @@ func (m *Main) searchCmd() *ffcli.Command {
 				return errors.New("search: give a query, e.g. searchd search boiler --since 7d")
 			}
 			v := url.Values{"q": {q}, "limit": {strconv.Itoa(limit)}}
-			now := time.Now()
-			for name, s := range map[string]string{"since": since, "until": until} {
-				us, err := answer.ParseBound(s, name == "until", now)
-				if err != nil {
-					return fmt.Errorf("search: --%s: %w", name, err)
-				}
-				if us != 0 {
-					v.Set(name, strconv.FormatInt(us, 10))
-				}
+			sinceUS, untilUS, err := timeBounds("search", since, until, time.Now())
+			if err != nil {
+				return err
 			}
-			for k, s := range map[string]string{"mode": mode, "keywords": keywords, "author": author, "cursor": cursor} {
+			for k, s := range map[string]string{"since": sinceUS, "until": untilUS, "mode": mode, "keywords": keywords, "author": author, "cursor": cursor} {
 				if s != "" {
 					v.Set(k, s)
 				}
@@ -192,6 +212,22 @@ func (m *Main) searchCmd() *ffcli.Command {
 			m.printSearch(m.Stdout, resp)
 			return nil
 		})
+}
+
+// timeBounds reads --since and --until as people type them into Unix µs
+// for the API ("" when not given).
+func timeBounds(cmd, since, until string, now time.Time) (string, string, error) {
+	var out [2]string
+	for i, s := range []string{since, until} {
+		us, err := answer.ParseBound(s, i == 1, now)
+		if err != nil {
+			return "", "", fmt.Errorf("%s: --%s: %w", cmd, []string{"since", "until"}[i], err)
+		}
+		if us != 0 {
+			out[i] = strconv.FormatInt(us, 10)
+		}
+	}
+	return out[0], out[1], nil
 }
 
 func (m *Main) printSearch(w io.Writer, resp *api.SearchResponse) {
