@@ -49,6 +49,7 @@ var commands = []dapi.CreateCommandData{
 		Options: discord.CommandOptions{
 			&discord.ChannelOption{OptionName: "channel", Description: "The channel (default: this one)"},
 			&discord.StringOption{OptionName: "since", Description: "From this date or time (default: a day ago)"},
+			&discord.StringOption{OptionName: "until", Description: "Up to this date or time (default: now)"},
 		},
 	},
 	{Name: cmdRelated, Type: discord.MessageCommand},
@@ -407,9 +408,10 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 	if since == "" {
 		since, shown = time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339), l.say("aDayAgo")
 	}
+	until := d.Options.Find("until").String()
 	// One more than is shown tells whether older conversations since
 	// then are left out, which the reply says.
-	resp, err := b.searchd.Catchup(ctx, &api.CatchupRequest{Channel: api.ID(ch), Since: since, Limit: catchupShown + 1})
+	resp, err := b.searchd.Catchup(ctx, &api.CatchupRequest{Channel: api.ID(ch), Since: since, Until: until, Limit: catchupShown + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +419,7 @@ func (b *Bot) catchup(ctx context.Context, e *gateway.InteractionCreateEvent, d 
 	if more {
 		resp.Conversations = resp.Conversations[:catchupShown]
 	}
-	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, resp, more, b.syncing.count([]api.ID{api.ID(ch)}))}}, nil
+	return &reply{embeds: []discord.Embed{catchupEmbed(l, ch, shown, until, resp, more, b.syncing.count([]api.ID{api.ID(ch)}))}}, nil
 }
 
 // related searches with a message's text, leaving out the conversation

@@ -164,15 +164,21 @@ func previewText(l lang, msgs []api.Message, n int) string {
 
 // catchupEmbed renders a catch-up; more: older conversations since then
 // were left out.
-func catchupEmbed(l lang, ch discord.ChannelID, since string, resp *api.CatchupResponse, more bool, unsynced int) discord.Embed {
+func catchupEmbed(l lang, ch discord.ChannelID, since, until string, resp *api.CatchupResponse, more bool, unsynced int) discord.Embed {
 	where := "<#" + ch.String() + ">"
 	// As typed, which may be 6,000 characters that searchd reads (spaces
 	// around a date, a time in microseconds with leading zeros): the
 	// description would be over Discord's limit, and nothing shown.
 	since = clip(strings.TrimSpace(since), maxShownSince)
+	until = clip(strings.TrimSpace(until), maxShownSince)
 	e := discord.Embed{Title: l.say("catchup"), Color: colour, Description: l.say("catchupDesc", where, since)}
-	if len(resp.Conversations) == 0 {
+	switch {
+	case len(resp.Conversations) == 0 && until != "":
+		e.Description = l.say("catchupNoneUntil", where, since, until)
+	case len(resp.Conversations) == 0:
 		e.Description = l.say("catchupNone", where, since)
+	case until != "":
+		e.Description = l.say("catchupDescUntil", where, since, until)
 	}
 	if more {
 		e.Description += "\n" + l.say("catchupMore", len(resp.Conversations))

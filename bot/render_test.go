@@ -23,7 +23,7 @@ func TestEmbedLimits(t *testing.T) {
 	req := &api.QueryRequest{Question: long}
 	resp := &api.QueryResponse{Answer: long, Results: results, Plan: api.QueryPlan{Subqueries: []string{long}, Source: "llm"}}
 	for name, e := range map[string]discord.Embed{"answer": answerEmbed(en, req, resp, true, 3), "related": relatedEmbed(en, results),
-		"catchup": catchupEmbed(en, 5, "2025-01-01", &api.CatchupResponse{Conversations: []api.Conversation{{Summary: long, URL: "u"}}}, true, 0)} {
+		"catchup": catchupEmbed(en, 5, "2025-01-01", "", &api.CatchupResponse{Conversations: []api.Conversation{{Summary: long, URL: "u"}}}, true, 0)} {
 		total := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
 		if utf8.RuneCountInString(e.Title) > maxTitle || utf8.RuneCountInString(e.Description) > maxDescription || len(e.Fields) > maxFields {
 			t.Errorf("%s: title, description or field count over the limit", name)
@@ -96,7 +96,7 @@ func TestKoreanEmbedsPassArikawasCheck(t *testing.T) {
 	}
 	for name, e := range map[string]discord.Embed{
 		"answer": answerEmbed(ko, req, resp, true, 0), "related": relatedEmbed(ko, results), "many": answerEmbed(ko, req, &api.QueryResponse{Answer: long, Results: many}, false, 0),
-		"catchup": catchupEmbed(ko, 5, "어제", &api.CatchupResponse{Conversations: []api.Conversation{
+		"catchup": catchupEmbed(ko, 5, "어제", "", &api.CatchupResponse{Conversations: []api.Conversation{
 			{Summary: long, URL: "u"}, {Preview: results[0].Previews, URL: "u"}}}, true, 3)} {
 		if err := e.Validate(); err != nil {
 			t.Errorf("%s: %v", name, err)
