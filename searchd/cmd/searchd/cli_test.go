@@ -182,6 +182,17 @@ func TestCLIAsNewcomer(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nothing was said in general since 2025-01-01") {
 		t.Errorf("empty catchup: exit %d\n%s%s", code, out, errs)
 	}
+	out, errs, code = c.run(append([]string{"catchup", "--channel", "general", "--since", "2024-04-01", "--until", "2024-04-30"}, at...)...)
+	if code != 0 || !strings.Contains(out, "nothing was said in general from 2024-04-01 to 2024-04-30") {
+		t.Errorf("catchup of April: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run(append([]string{"catchup", "--channel", "general", "--since", "2024-04-01", "--until", "2024-05-01"}, at...)...)
+	if code != 0 || strings.Count(out, "conversation ") != 1 || !strings.Contains(out, "2024-05-01") {
+		t.Errorf("catchup until 2024-05-01, which takes in its day: exit %d\n%s%s", code, out, errs)
+	}
+	if _, errs, code := c.run(append([]string{"catchup", "--channel", "general", "--until", "banana"}, at...)...); code != 1 || !strings.Contains(errs, `catchup: --until: "banana" is not a time`) {
+		t.Errorf("catchup --until banana: exit %d\n%s", code, errs)
+	}
 	if _, errs, code := c.run(append([]string{"catchup", "--channel", "random"}, at...)...); code != 1 || !strings.Contains(errs, `no channel is named "random" (channels with messages: #general)`) {
 		t.Errorf("catchup of an unknown channel: exit %d\n%s", code, errs)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -100,19 +101,20 @@ func (m *Main) queryCmd() *ffcli.Command {
 
 func (m *Main) catchupCmd() *ffcli.Command {
 	var cfg Config
-	var channel, since string
-	return command("catchup", "--channel NAME|ID [--since TIME]", "the conversations of a channel since a time, a line each", &cfg,
+	var channel, since, until string
+	return command("catchup", "--channel NAME|ID [--since TIME] [--until TIME]", "the conversations of a channel since a time, a line each", &cfg,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&channel, "channel", "", "channel name (general or #general) or ID (required)")
 			fs.StringVar(&since, "since", "", "earliest "+timeHelp+" (default: the latest conversations)")
+			fs.StringVar(&until, "until", "", "latest time, as --since (a date takes in its whole day; default: now)")
 		},
 		func(ctx context.Context, _ []string) error {
 			if channel == "" {
 				return errors.New("catchup: name a channel: --channel general (or its ID)")
 			}
-			sinceUS, err := answer.ParseBound(since, false, time.Now())
+			sinceUS, untilUS, err := timeBounds("catchup", since, until, time.Now())
 			if err != nil {
-				return fmt.Errorf("catchup: --since: %w", err)
+				return err
 			}
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			defer cancel()
@@ -126,10 +128,7 @@ func (m *Main) catchupCmd() *ffcli.Command {
 			}
 			// One more than is printed tells whether older conversations
 			// were left out, which is said.
-			req := &api.CatchupRequest{Channel: ids[0], Limit: answer.DefaultCatchup + 1}
-			if sinceUS != 0 {
-				req.Since = strconv.FormatInt(sinceUS, 10)
-			}
+			req := &api.CatchupRequest{Channel: ids[0], Since: sinceUS, Until: untilUS, Limit: answer.DefaultCatchup + 1}
 			resp, err := c.Catchup(ctx, req)
 			if err != nil {
 				return daemonError(err, &cfg)
@@ -138,7 +137,9 @@ func (m *Main) catchupCmd() *ffcli.Command {
 			if more {
 				resp.Conversations = resp.Conversations[:answer.DefaultCatchup]
 			}
-			if len(resp.Conversations) == 0 && since != "" {
+			if len(resp.Conversations) == 0 && until != "" {
+				fmt.Fprintf(m.Stdout, "nothing was said in %s from %s to %s\n", channel, cmp.Or(since, "the start"), until)
+			} else if len(resp.Conversations) == 0 && since != "" {
 				fmt.Fprintf(m.Stdout, "nothing was said in %s since %s\n", channel, since)
 			} else if len(resp.Conversations) == 0 {
 				fmt.Fprintf(m.Stdout, "nothing was said in %s\n", channel)
