@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -147,7 +146,7 @@ func (b *batcher) flush() {
 	lost, unsynced := map[discord.ChannelID]discord.GuildID{}, map[discord.ChannelID]discord.GuildID{}
 	refused := 0
 	var lastErr error
-	for _, part := range split(&b.pending, api.MaxBatchItems) {
+	for _, part := range spool.Split(&b.pending, api.MaxBatchItems) {
 		if err := b.put(part); err != nil {
 			lastErr = err
 			refused += part.Items()
@@ -226,59 +225,4 @@ func (b *batcher) run(ctx context.Context) {
 			b.flush()
 		}
 	}
-}
-
-// maxBatchBytes bounds a batch's messages in JSON: searchd refuses a body
-// over 8 MiB (docs/api.md), and a thousand messages with long embeds can
-// be.
-const maxBatchBytes = 4 << 20
-
-// split cuts a batch into batches of at most n items (and maxBatchBytes of
-// messages), in the order searchd applies them: places, messages,
-// deletions, forgotten places.
-func split(b *api.MessageBatch, n int) []*api.MessageBatch {
-	out := []*api.MessageBatch{{}}
-	count, size := 0, 0
-	next := func() *api.MessageBatch { // the batch with room for one more
-		if count == n {
-			out, count, size = append(out, &api.MessageBatch{}), 0, 0
-		}
-		count++
-		return out[len(out)-1]
-	}
-	for _, g := range b.Guilds {
-		cur := next()
-		cur.Guilds = append(cur.Guilds, g)
-	}
-	for _, c := range b.Channels {
-		cur := next()
-		cur.Channels = append(cur.Channels, c)
-	}
-	for _, m := range b.Messages {
-		// And within searchd's body limit: a batch over it is refused
-		// whole as malformed, with the deletions it carries.
-		j, _ := json.Marshal(m)
-		if size+len(j) > maxBatchBytes && count > 0 {
-			count = n
-		}
-		cur := next()
-		cur.Messages = append(cur.Messages, m)
-		size += len(j)
-	}
-	for _, d := range b.Deletes {
-		cur := next()
-		cur.Deletes = append(cur.Deletes, d)
-	}
-	for _, c := range b.ForgetChannels {
-		cur := next()
-		cur.ForgetChannels = append(cur.ForgetChannels, c)
-	}
-	for _, g := range b.ForgetGuilds {
-		cur := next()
-		cur.ForgetGuilds = append(cur.ForgetGuilds, g)
-	}
-	if count == 0 {
-		return nil
-	}
-	return out
 }

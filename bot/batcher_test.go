@@ -17,7 +17,7 @@ import (
 func TestSplitKeepsOrderAndBound(t *testing.T) {
 	b := &api.MessageBatch{Guilds: []api.Guild{{ID: 1}}, Channels: []api.Channel{{ID: 2}, {ID: 3}},
 		Messages: []api.MessageUpsert{{ID: 4}, {ID: 5}, {ID: 6}}, Deletes: []api.ID{4}}
-	parts := split(b, 3)
+	parts := spool.Split(b, 3)
 	if len(parts) != 3 {
 		t.Fatalf("%d parts, want 3", len(parts))
 	}
@@ -44,13 +44,11 @@ func TestSplitKeepsOrderAndBound(t *testing.T) {
 			t.Fatalf("order %v, want %v (the deletion after its message)", order, want)
 		}
 	}
-	if split(&api.MessageBatch{}, 3) != nil {
+	if spool.Split(&api.MessageBatch{}, 3) != nil {
 		t.Error("an empty batch split into something")
 	}
 }
 
-// An edit that arrives before its message, in one flush, is not undone by
-// the message (issue 24.7); of two edits the later stays.
 // A thousand long messages would pass searchd's body limit, and a batch
 // over it is refused whole, with its deletions: parts stay under
 // maxBatchBytes of messages, in order.
@@ -60,7 +58,7 @@ func TestSplitKeepsBatchesUnderTheBodyLimit(t *testing.T) {
 	for i := range 1000 {
 		b.Messages = append(b.Messages, api.MessageUpsert{ID: api.ID(i + 10), Content: long})
 	}
-	parts := split(b, api.MaxBatchItems)
+	parts := spool.Split(b, api.MaxBatchItems)
 	if len(parts) < 2 {
 		t.Fatalf("%d part(s)", len(parts))
 	}

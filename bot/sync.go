@@ -11,6 +11,7 @@ import (
 	"github.com/diamondburned/arikawa/v3/discord"
 	"github.com/diamondburned/arikawa/v3/utils/httputil"
 
+	"dsearch/bot/spool"
 	"dsearch/shared/api"
 )
 
@@ -452,7 +453,7 @@ func (b *Bot) sendReconciled(ctx context.Context, ch discord.Channel, msgs []dis
 		}
 		b.log.Info("reconcile: messages deleted on Discord", "channel", ch.ID, "count", len(batch.Deletes))
 	}
-	for _, part := range split(batch, api.MaxBatchItems) {
+	for _, part := range spool.Split(batch, api.MaxBatchItems) {
 		// What it removed leaves SPOOL/rejected/ and withdraws the
 		// public answers quoting it (Bot.took).
 		if err := b.postPage(ctx, part); err != nil {

@@ -644,7 +644,7 @@ func refusedAlone(ctx context.Context, b *api.MessageBatch, send Sender, refused
 		return b, nil
 	}
 	var out api.MessageBatch
-	for _, half := range halves(b) {
+	for _, half := range Split(b, (b.Items()+1)/2) { // halves (more where a half is over maxBatchBytes)
 		r, err := refusedAlone(ctx, half, send, false)
 		if err != nil {
 			return nil, err
@@ -659,41 +659,59 @@ func refusedAlone(ctx context.Context, b *api.MessageBatch, send Sender, refused
 	return &out, nil
 }
 
-// halves cuts b in two, in the order searchd applies a batch: places,
-// messages, deletions, forgotten places.
-func halves(b *api.MessageBatch) [2]*api.MessageBatch {
-	var h [2]*api.MessageBatch
-	h[0], h[1] = &api.MessageBatch{}, &api.MessageBatch{}
-	n, half := 0, b.Items()/2
-	at := func() *api.MessageBatch {
-		n++
-		return h[min(1, (n-1)/half)]
+// maxBatchBytes bounds a batch's messages in JSON: searchd refuses a body
+// over 8 MiB (docs/api.md), and a thousand messages with long embeds can
+// be.
+const maxBatchBytes = 4 << 20
+
+// Split cuts a batch into batches of at most n items (and maxBatchBytes of
+// messages), in the order searchd applies them: places, messages,
+// deletions, forgotten places.
+func Split(b *api.MessageBatch, n int) []*api.MessageBatch {
+	out := []*api.MessageBatch{{}}
+	count, size := 0, 0
+	next := func() *api.MessageBatch { // the batch with room for one more
+		if count == n {
+			out, count, size = append(out, &api.MessageBatch{}), 0, 0
+		}
+		count++
+		return out[len(out)-1]
 	}
 	for _, g := range b.Guilds {
-		p := at()
-		p.Guilds = append(p.Guilds, g)
+		cur := next()
+		cur.Guilds = append(cur.Guilds, g)
 	}
 	for _, c := range b.Channels {
-		p := at()
-		p.Channels = append(p.Channels, c)
+		cur := next()
+		cur.Channels = append(cur.Channels, c)
 	}
 	for _, m := range b.Messages {
-		p := at()
-		p.Messages = append(p.Messages, m)
+		// And within searchd's body limit: a batch over it is refused
+		// whole as malformed, with the deletions it carries.
+		j, _ := json.Marshal(m)
+		if size+len(j) > maxBatchBytes && count > 0 {
+			count = n
+		}
+		cur := next()
+		cur.Messages = append(cur.Messages, m)
+		size += len(j)
 	}
-	for _, id := range b.Deletes {
-		p := at()
-		p.Deletes = append(p.Deletes, id)
+	for _, d := range b.Deletes {
+		cur := next()
+		cur.Deletes = append(cur.Deletes, d)
 	}
-	for _, id := range b.ForgetChannels {
-		p := at()
-		p.ForgetChannels = append(p.ForgetChannels, id)
+	for _, c := range b.ForgetChannels {
+		cur := next()
+		cur.ForgetChannels = append(cur.ForgetChannels, c)
 	}
-	for _, id := range b.ForgetGuilds {
-		p := at()
-		p.ForgetGuilds = append(p.ForgetGuilds, id)
+	for _, g := range b.ForgetGuilds {
+		cur := next()
+		cur.ForgetGuilds = append(cur.ForgetGuilds, g)
 	}
-	return h
+	if count == 0 {
+		return nil
+	}
+	return out
 }
 
 // keep is the part of b that refused names (by kind and ID).
