@@ -712,7 +712,7 @@ func TestSummaryNamingSomeoneNotShownIsRefused(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct{ summary, refused string }{
 		{"Minsu said the boiler broke [1].", ""},
-		{"Sora fixed the boiler for $500 [1].", "names someone the results do not"},
+		{"Sora fixed the boiler [1].", "names someone the results do not"},
 	} {
 		f := &fakeOllama{script: []string{`json:{"subqueries":["boiler broke"],"keywords":[]}`, "text:" + c.summary}}
 		s, _ := setup(t, f)

@@ -284,6 +284,12 @@ func checkWritten(what, text, instructions, want, material string, mixed bool) e
 	case inventsYear(text, material+" "+want) != "":
 		return errors.New(what + " names a year nothing it was shown does")
 	}
+	if why := inventsFigure(text, material+" "+want); why != "" {
+		return errors.New(what + " " + why)
+	}
+	if inventsName(text, material+" "+want) {
+		return errors.New(what + " names someone or something nothing it was shown does")
+	}
 	if why := otherLanguage(text, want, material, mixed); why != "" {
 		return errors.New(what + " " + why)
 	}

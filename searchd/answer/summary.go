@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -75,6 +74,9 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if repeats(citeRE.ReplaceAllString(answer, "")) {
 		return errors.New("the summary repeats itself")
 	}
+	if miscites(answer, input) {
+		return errors.New("the summary cites results that do not say what it does")
+	}
 	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input, false)
 }
 
@@ -87,8 +89,8 @@ func checkSummary(answer, question, input string, shown []int) error {
 // dates and years no result had).
 var (
 	labelRE      = regexp.MustCompile(`(?mi)^\s*(?:question|results)\s*:`)
-	headerRE     = regexp.MustCompile(`(?m)^\s*` + citeRE.String() + `\s*\d{4}-\d{1,2}-\d{1,2}`)
-	headerLineRE = regexp.MustCompile(`(?m)^\s*` + citeRE.String() + `\s*\d{4}-\d{1,2}-\d{1,2}\s*$`)
+	headerRE     = regexp.MustCompile(`(?m)^\s*(?:` + citeRE.String() + `)\s*\d{4}-\d{1,2}-\d{1,2}`)
+	headerLineRE = regexp.MustCompile(`(?m)^\s*(?:` + citeRE.String() + `)\s*\d{4}-\d{1,2}-\d{1,2}\s*$`)
 )
 
 // asks says whether text is the question given back, whole or nearly: its
@@ -130,38 +132,29 @@ func repeats(text string) bool {
 
 // citeRE is a bracketed group holding a number: [1], and what small
 // models write besides, [2, 3], [2-3], [ 3 ], 【3】, ［３］ (full-width
-// digits, as the full-width brackets come with them). Each is a citation,
-// every number in it (a range: every number it spans) one that must have
-// been shown: a list or a range passed unchecked, and the page then showed
-// results the model had not seen under its words.
+// digits, as the full-width brackets come with them), and numbers alone in
+// parentheses, (3), (2, 3): a reader of the results numbered [1] to [8]
+// takes "(3)" for the third. Each is a citation, every number in it (a
+// range: every number it spans) one that must have been shown: a list or
+// a range passed unchecked, and the page then showed results the model had
+// not seen under its words. Parentheses hold one or two digits a number,
+// not a year or a count with its word ("(2023)", "(3 people)").
 var (
-	citeRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]`)
+	citeRE = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]` +
+		`|[(（]\s*[0-9０-９]{1,2}(?:\s*[,，、\-–~]\s*[0-9０-９]{1,2})*\s*[)）]`)
 	rangeRE = regexp.MustCompile(`(\d+)\s*[-–~]\s*(\d+)|(\d+)`)
 )
 
 // badCitation returns the first number cited of a result not shown.
 func badCitation(answer string, shown []int) (int, bool) {
 	for _, group := range citeRE.FindAllString(answer, -1) {
-		group = strings.Map(func(r rune) rune {
-			if '０' <= r && r <= '９' {
-				return r - '０' + '0'
-			}
-			return r
-		}, group)
-		for _, m := range rangeRE.FindAllStringSubmatch(group, -1) {
-			lo, hi := m[3], m[3]
-			if m[3] == "" {
-				lo, hi = m[1], m[2]
-			}
-			a, errA := strconv.Atoi(lo)
-			b, errB := strconv.Atoi(hi)
-			if errA != nil || errB != nil || b < a || b-a > 50 {
-				return a, true
-			}
-			for n := a; n <= b; n++ {
-				if !slices.Contains(shown, n) {
-					return n, true
-				}
+		nums, ok := citedNumbers(group)
+		if !ok {
+			return nums[len(nums)-1], true
+		}
+		for _, n := range nums {
+			if !slices.Contains(shown, n) {
+				return n, true
 			}
 		}
 	}

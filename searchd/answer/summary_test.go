@@ -167,7 +167,8 @@ func TestCatchupRefusesWhatIsNotALine(t *testing.T) {
 
 // Real summaries of Gemma 3 270M and SmolLM2 135M (`make ollama`,
 // temperature 0.3, the summary prompt, the demo's results; collected with
-// the prompt and input as Query sends them) are all refused, each for
+// the prompt and input as Query sends them; one over locomo-dev results)
+// are all refused, each for
 // what it is. The one of Gemma 3 giving back the rules, "mendatanguser に通い"
 // and the results themselves passed the checks before these (it cites
 // [1] and [2][3], which up to eight results shown allows); SmolLM2's

@@ -1,0 +1,347 @@
+package answer
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"dsearch/searchd/search"
+)
+
+// What a summary says must come from what its model was shown: its
+// sentences from the results they cite, its figures and dates from the
+// question and the results. A small model cites [1] for what [2] says,
+// and writes days and sums no message holds (SmolLM2: "Gina interviewed
+// for a design internship in 2023. [1] 2023-05-28 was a great day", over
+// a [1] about something else, and no result of the 28th).
+
+// resultHeadRE starts a result in the summary's input (summaryInput).
+var resultHeadRE = regexp.MustCompile(`(?m)^\[(\d+)\] `)
+
+// resultTexts is the text of each result in input by its number: its
+// date line and its messages.
+func resultTexts(input string) map[int]string {
+	out := map[int]string{}
+	heads := resultHeadRE.FindAllStringSubmatchIndex(input, -1)
+	for i, h := range heads {
+		end := len(input)
+		if i+1 < len(heads) {
+			end = heads[i+1][0]
+		}
+		n, _ := strconv.Atoi(input[h[2]:h[3]])
+		out[n] = input[h[0]:end]
+	}
+	return out
+}
+
+// citedNumbers are the result numbers a citation group names (a range:
+// every number it spans), full-width digits read as digits; ok is false
+// for a range that is not one (backwards, or over 50).
+func citedNumbers(group string) (nums []int, ok bool) {
+	group = strings.Map(func(r rune) rune {
+		if '０' <= r && r <= '９' {
+			return r - '０' + '0'
+		}
+		return r
+	}, group)
+	for _, m := range rangeRE.FindAllStringSubmatch(group, -1) {
+		lo, hi := m[3], m[3]
+		if m[3] == "" {
+			lo, hi = m[1], m[2]
+		}
+		a, errA := strconv.Atoi(lo)
+		b, errB := strconv.Atoi(hi)
+		if errA != nil || errB != nil || b < a || b-a > 50 {
+			return append(nums, a), false
+		}
+		for n := a; n <= b; n++ {
+			nums = append(nums, n)
+		}
+	}
+	return nums, true
+}
+
+// clause is a stretch of a summary and the results cited for it.
+type clause struct {
+	text  string
+	cited []int
+}
+
+// clauses splits answer at its citations: the text before each citation
+// (citations side by side, [1][2], cite one stretch together). Text after
+// the last citation is cited by it only when the answer starts with a
+// citation, as a listing does ("[1] Gina said..."); otherwise it is
+// uncited and not judged here.
+func clauses(answer string) []clause {
+	var out []clause
+	prev := 0
+	for _, m := range citeRE.FindAllStringIndex(answer, -1) {
+		nums, _ := citedNumbers(answer[m[0]:m[1]])
+		text := answer[prev:m[0]]
+		prev = m[1]
+		if len(out) > 0 && strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) == "" {
+			out[len(out)-1].cited = append(out[len(out)-1].cited, nums...)
+			continue
+		}
+		out = append(out, clause{text, nums})
+	}
+	if len(out) > 0 && prev < len(answer) && strings.TrimSpace(out[0].text) == "" {
+		out = append(out, clause{answer[prev:], out[len(out)-1].cited})
+	}
+	return out
+}
+
+// miscites says whether a stretch of answer cites results that do not
+// hold what it says while another result does: of the stretch's words
+// found in any result (search.TopicWordsHeld), the ones it cites hold
+// fewer than half, and one result it does not cite holds two or more
+// words more than they do. A stretch whose words no result holds is not
+// judged here (its figures and names are: inventsFigure, namesUnshown),
+// nor one that takes a word or two from elsewhere.
+func miscites(answer, input string) bool {
+	texts := resultTexts(input)
+	nums := make([]int, 0, len(texts))
+	for n := range texts {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	all := make([]string, len(nums))
+	for i, n := range nums {
+		all[i] = texts[n]
+	}
+	for _, c := range clauses(answer) {
+		found, cited := 0, 0
+		other := make([]int, len(nums))
+		for _, holders := range search.TopicWordsHeld(c.text, all) {
+			if !slices.Contains(holders, true) {
+				continue
+			}
+			found++
+			inCited := false
+			for i, h := range holders {
+				if h && slices.Contains(c.cited, nums[i]) {
+					inCited = true
+				}
+			}
+			if inCited {
+				cited++
+			}
+			for i, h := range holders {
+				if h && !slices.Contains(c.cited, nums[i]) {
+					other[i]++
+				}
+			}
+		}
+		if 2*cited < found && slices.Max(append(other, 0)) >= cited+2 {
+			return true
+		}
+	}
+	return false
+}
+
+// Dates as a summary writes them, the year left out or not: 2023-05-28
+// (isoRE), 28 May 2023, May 28th, 2023년 5월 28일 (monthRE and months:
+// when.go's, which reads a question's dates).
+var (
+	dayMonthRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRE + `(?:,?\s+(\d{4}))?`)
+	monthDayRE = regexp.MustCompile(`(?i)\b` + monthRE + `\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?`)
+	koDayRE    = regexp.MustCompile(`(?:(\d{4})\s*년\s*)?(\d{1,2})\s*월\s*(\d{1,2})\s*일`)
+)
+
+// day is a date as written: year 0 when none is.
+type day struct{ year, month, day int }
+
+// datesIn finds the dates text writes, and where.
+func datesIn(text string) (days []day, at [][]int) {
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	month := func(s string) int { return int(months[strings.ToLower(strings.TrimSuffix(s, "."))]) }
+	add := func(d day, loc []int) {
+		if d.month >= 1 && d.month <= 12 && d.day >= 1 && d.day <= 31 {
+			days = append(days, d)
+			at = append(at, loc[:2])
+		}
+	}
+	for _, m := range isoRE.FindAllStringSubmatchIndex(text, -1) {
+		add(day{atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])}, m)
+	}
+	for _, m := range dayMonthRE.FindAllStringSubmatchIndex(text, -1) {
+		d := day{0, month(text[m[4]:m[5]]), atoi(text[m[2]:m[3]])}
+		if m[6] >= 0 {
+			d.year = atoi(text[m[6]:m[7]])
+		}
+		add(d, m)
+	}
+	for _, m := range monthDayRE.FindAllStringSubmatchIndex(text, -1) {
+		d := day{0, month(text[m[2]:m[3]]), atoi(text[m[4]:m[5]])}
+		if m[6] >= 0 {
+			d.year = atoi(text[m[6]:m[7]])
+		}
+		add(d, m)
+	}
+	for _, m := range koDayRE.FindAllStringSubmatchIndex(text, -1) {
+		d := day{0, atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])}
+		if m[2] >= 0 {
+			d.year = atoi(text[m[2]:m[3]])
+		}
+		add(d, m)
+	}
+	return days, at
+}
+
+// dateSlack is how far a date a summary names may be from every date it
+// was shown: what "yesterday", "last week" or "in two weeks" in a message
+// of that day mean.
+const dateSlack = 14 * 24 * time.Hour
+
+// near says whether a and b can be the same day give or take dateSlack.
+// A date without its year is taken in the other's year or either next to
+// it; two without are taken in one year.
+func near(a, b day) bool {
+	if a.year != 0 && b.year == 0 {
+		a, b = b, a
+	}
+	by := b.year
+	if by == 0 {
+		by = 2001
+	}
+	years := []int{a.year}
+	if a.year == 0 {
+		years = []int{by - 1, by, by + 1}
+	}
+	bt := time.Date(by, time.Month(b.month), b.day, 0, 0, 0, 0, time.UTC)
+	for _, y := range years {
+		if time.Date(y, time.Month(a.month), a.day, 0, 0, 0, 0, time.UTC).Sub(bt).Abs() <= dateSlack {
+			return true
+		}
+	}
+	return false
+}
+
+// smallNumber is the largest number a summary may write that its material
+// need not: a count it made of what it read ("2 people", "3 times", "the
+// 7th" from "a week ago").
+const smallNumber = 10
+
+var (
+	numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	// scaledRE is a number with a word that multiplies it: 5만, 3천,
+	// 1.5 million, 20k.
+	scaledRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(만|천|백|억|k\b|thousand|million)`)
+)
+
+var numberWords = map[string]float64{"eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+	"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+	"fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+	"스물": 20, "서른": 30, "마흔": 40, "쉰": 50}
+
+var scales = map[string]float64{"만": 1e4, "천": 1e3, "백": 1e2, "억": 1e8, "k": 1e3, "thousand": 1e3, "million": 1e6}
+
+// number reads a number as written (1,200 and 1.5 alike).
+func number(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+	return f, err == nil
+}
+
+// numbersIn are the numbers material names: in digits, in words, and
+// scaled by a word (5만 is 50000).
+func numbersIn(material string) map[float64]bool {
+	out := map[float64]bool{}
+	for _, s := range numberRE.FindAllString(material, -1) {
+		if f, ok := number(s); ok {
+			out[f] = true
+		}
+	}
+	for _, m := range scaledRE.FindAllStringSubmatch(material, -1) {
+		if f, ok := number(m[1]); ok {
+			out[math.Round(f*scales[strings.ToLower(m[2])])] = true
+		}
+	}
+	for _, w := range words(material) {
+		if f, ok := numberWords[w]; ok {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// inventsFigure returns why text names a date or a number nothing in
+// material (the question, the results and their dates) leads to, or "":
+// a date more than dateSlack from every date material holds, or a number
+// above smallNumber material does not hold (years are inventsYear's).
+func inventsFigure(text, material string) string {
+	text = citeRE.ReplaceAllString(text, " ")
+	shownDays, shownAt := datesIn(material)
+	days, at := datesIn(text)
+	for _, d := range days {
+		if !slices.ContainsFunc(shownDays, func(s day) bool { return near(d, s) }) {
+			return "names a date nothing it was shown does"
+		}
+	}
+	// A date's numbers are judged as a date, not as figures: the 14 of
+	// 2023-11-14 is no count of 14.
+	text, material = blank(text, at), blank(material, shownAt)
+	known := numbersIn(material)
+	for _, s := range numberRE.FindAllString(text, -1) {
+		f, ok := number(s)
+		if !ok || f <= smallNumber || known[f] || namedYearRE.MatchString(s) && len(s) == 4 {
+			continue
+		}
+		return "names a figure nothing it was shown does"
+	}
+	return ""
+}
+
+// inventsName says whether text, written in Latin letters over material
+// in Latin letters only, names someone or something material never does:
+// a capitalized word inside a sentence (not its first word, not "I", not
+// a month or a day) that no word of material is. Over material with
+// other scripts a capitalized word may be a name spelled out from them
+// (부산, Busan), and is not judged.
+func inventsName(text, material string) bool {
+	if strings.ContainsFunc(material, func(r rune) bool { return unicode.IsLetter(r) && !unicode.Is(unicode.Latin, r) }) {
+		return false
+	}
+	known := map[string]bool{}
+	for _, w := range words(material) {
+		known[w] = true
+	}
+	text = citeRE.ReplaceAllString(text, " ")
+	first := true
+	for _, f := range strings.Fields(text) {
+		// A word's first part: Gina's is Gina, I'm is I.
+		ws := words(f)
+		if len(ws) == 0 {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
+		w := ws[0]
+		if !first && unicode.IsUpper(r) && utf8.RuneCountInString(w) > 1 && !known[w] && !search.Stopword(w) && !calendarWord(w) {
+			return true
+		}
+		first = strings.ContainsAny(f[len(f)-1:], ".!?:")
+	}
+	return false
+}
+
+// blank writes spaces over text's stretches at.
+func blank(text string, at [][]int) string {
+	b := []byte(text)
+	for _, a := range at {
+		for i := a[0]; i < a[1]; i++ {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// calendarWords are capitalized in English wherever they stand: months
+// (when.go's months) and weekdays.
+func calendarWord(w string) bool {
+	_, month := months[w]
+	return month || slices.Contains([]string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}, w)
+}
