@@ -29,7 +29,7 @@ func englishResults() (string, []search.Result) {
 func TestSummaryCitingTheWrongResultIsRefused(t *testing.T) {
 	q, results := englishResults()
 	input, shown := summaryInput(q, results)
-	for answer, want := range map[string]string{
+	checkCases(t, map[string]string{
 		"Alex said the boiler broke and Sam told him to call a plumber [1].":                      "",
 		"Alex said the boiler broke and Sam told him to call a plumber [2].":                      "do not say",
 		"Alex said the boiler broke and Sam told him to call a plumber [1][2].":                   "",
@@ -44,12 +44,7 @@ func TestSummaryCitingTheWrongResultIsRefused(t *testing.T) {
 		"Alex said the boiler broke and Sam told him to call a plumber (3).":                      "cited [3]",
 		"Alex said the boiler broke and Sam told him to call a plumber [1] (not a 2023 story).":   "",
 		"Alex said the boiler broke and Sam told him to call a plumber [1], and 2 people agreed.": "",
-	} {
-		err := checkSummary(answer, q, input, shown)
-		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
-			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
-		}
-	}
+	}, q, input, shown)
 	// SmolLM2's: what [2] says, cited as [1] (it passed every check before).
 	found := false
 	for _, c := range recordedOutputs[struct{ Model, Question, Input, Output string }](t, "testdata/summaries.jsonl") {
@@ -72,7 +67,7 @@ func TestSummaryCitingTheWrongResultIsRefused(t *testing.T) {
 func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 	q, results := englishResults()
 	input, shown := summaryInput(q, results)
-	for answer, want := range map[string]string{
+	checkCases(t, map[string]string{
 		"Alex said the boiler broke on 14 November 2023 [1].":      "",
 		"Alex said the boiler broke on November 13th [1].":         "",
 		"Alex said the boiler broke on 2023-11-20 [1].":            "",
@@ -92,31 +87,18 @@ func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 		"Alex said the boiler broke the day before 15 Feb [1].":    "names a date",
 		"Alex and Sam talked about the boiler, 2 of them [1][2].":  "",
 		"Alex said the boiler broke, it was 30 degrees inside [1]": "names a figure",
-	} {
-		err := checkSummary(answer, q, input, shown)
-		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
-			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
-		}
-		if err != nil && strings.Contains(err.Error(), "boiler") {
-			t.Errorf("the error quotes the answer: %v", err)
-		}
-	}
+	}, q, input, shown)
 	// Korean dates and amounts alike: 12만원 is 120000.
 	ko := "민수가 이사 간다고 한 게 언제였지?"
 	_, koResults := shownResults()
 	koResults[1].Previews = append(koResults[1].Previews, sqlite.StoredMessage{AuthorName: "민수", Content: "복비만 12만원 들었어"})
 	koInput, koShown := summaryInput(ko, koResults)
-	for answer, want := range map[string]string{
+	checkCases(t, map[string]string{
 		"민수는 11월 20일쯤 부산으로 이사 간다고 했어요 [2].":      "",
 		"민수는 12월 25일에 부산으로 이사 간다고 했어요 [2].":      "names a date",
 		"민수는 부산으로 이사 가는데 복비로 120,000원 들었대요 [2].": "",
 		"민수는 부산으로 이사 가는데 복비로 350,000원 들었대요 [2].": "names a figure",
-	} {
-		err := checkSummary(answer, ko, koInput, koShown)
-		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
-			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
-		}
-	}
+	}, ko, koInput, koShown)
 	// A catch-up line is held to its messages, which carry no dates.
 	msgs := "- the boiler guy came, the pressure valve was 80 bucks\n- ok i'll call him on may 3rd then\n"
 	for line, want := range map[string]string{
@@ -138,7 +120,7 @@ func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 func TestSummaryInventingANameIsRefused(t *testing.T) {
 	q, results := englishResults()
 	input, shown := summaryInput(q, results)
-	for answer, want := range map[string]string{
+	checkCases(t, map[string]string{
 		"Alex said the boiler broke and Sam knew a plumber [1].":         "",
 		"Alex said the boiler broke and John fixed it [1].":              "names someone or something",
 		"Alex said the boiler broke. Sam knew a plumber [1].":            "",
@@ -146,15 +128,25 @@ func TestSummaryInventingANameIsRefused(t *testing.T) {
 		"I think Alex's boiler broke; Sam's plumber came [1].":           "",
 		"Alex said the boiler broke and a plumber from Bosch came [1].":  "names someone or something",
 		"Jordan booked the cabin trip, Alex brings the Board games [2].": "",
-	} {
-		err := checkSummary(answer, q, input, shown)
-		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
-			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
-		}
-	}
+	}, q, input, shown)
 	q, results = shownResults()
 	input, shown = summaryInput(q, results)
 	if err := checkSummary("Alex said the boiler broke, and Minsu is moving to Busan [1][2].", q, input, shown); err != nil {
 		t.Errorf("a name spelled out from Korean results refused: %v", err)
+	}
+}
+
+// checkCases checks each answer against what it is refused for ("": taken),
+// and that no refusal quotes the answer.
+func checkCases(t *testing.T, cases map[string]string, q, input string, shown []int) {
+	t.Helper()
+	for answer, want := range cases {
+		err := checkSummary(answer, q, input, shown)
+		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("checkSummary(%q) = %v, want %q", answer, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "boiler") {
+			t.Errorf("the error quotes the answer: %v", err)
+		}
 	}
 }
