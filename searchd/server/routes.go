@@ -99,6 +99,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res.Deleted += forgot
+	s.forgetRejected(removedBy(&in, &res, forgotChannels))
 	s.Log.Info("messages applied", "inserted", res.Inserted, "updated", res.Updated, "deleted", res.Deleted, "truncated", res.Truncated)
 	if res.Conflicts > 0 {
 		s.Log.Warn("messages refused: their IDs are stored in another channel", "count", res.Conflicts, "ids", res.ConflictIDs)

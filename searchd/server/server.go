@@ -59,6 +59,8 @@ type Server struct {
 	// running at once and waiting; defaults when nil. Questions have
 	// their own gate: they wait on the LLM for seconds.
 	Searches, Queries *Gate
+
+	rejected rejectedCleaner
 }
 
 // Embedding is what the server knows of the embedding side.
@@ -117,6 +119,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		hs.Close()
 	}
 	<-errc
+	s.waitRejected(sctx)
 	return err
 }
 

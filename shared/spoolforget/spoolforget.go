@@ -36,13 +36,33 @@ type Gone func(m api.MessageUpsert, parent api.ID) bool
 // beside it) do not rewrite one file from the same old copy, the one
 // bringing back what the other took out.
 func Rejected(spool string, gone Gone) (int, error) {
-	rej := filepath.Join(spool, "rejected")
 	lock, err := LockRejected(spool)
 	if lock == nil || err != nil {
 		return 0, err
 	}
 	defer lock.Close()
-	paths, err := api.SpoolBatches(rej)
+	return rejected(spool, lock, gone)
+}
+
+// TryRejected is Rejected if rejected/'s lock is free now, and nothing
+// (false) if another holds it: searchd cleaning inside a request must not
+// wait on the bot's replay, which holds the lock while it waits for
+// searchd's response to the batch it posts.
+func TryRejected(spool string, gone Gone) (int, bool, error) {
+	lock, err := lockRejected(spool, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return 0, false, nil
+	}
+	if lock == nil || err != nil {
+		return 0, true, err
+	}
+	defer lock.Close()
+	n, err := rejected(spool, lock, gone)
+	return n, true, err
+}
+
+func rejected(spool string, lock *os.File, gone Gone) (int, error) {
+	paths, err := api.SpoolBatches(filepath.Join(spool, "rejected"))
 	if err != nil {
 		return 0, err
 	}
@@ -192,6 +212,10 @@ func IsThread(kind string) bool { return strings.HasSuffix(kind, "Thread") }
 // replay and searchd forget take turns on; closing the file releases it.
 // A spool without rejected/ has nothing to lock (nil).
 func LockRejected(spool string) (*os.File, error) {
+	return lockRejected(spool, syscall.LOCK_EX)
+}
+
+func lockRejected(spool string, how int) (*os.File, error) {
 	lock, err := os.Open(filepath.Join(spool, "rejected"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -199,7 +223,7 @@ func LockRejected(spool string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(lock.Fd()), how); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("spool: rejected/ lock: %w", err)
 	}
