@@ -15,8 +15,8 @@ import (
 // answers quote are gone, and which messages it holds edited since they
 // were quoted (POST /v1/gone), whoever removed or edited them: at start,
 // after each catch-up, and every answerCheckEvery. The same check asks
-// about the authors of the batches kept in SPOOL/rejected/, for the
-// opt-outs sent to searchd's socket (forgetRejectedOptOuts).
+// about the batches kept in SPOOL/rejected/, for what another client
+// removed through searchd's socket (forgetRejectedGone).
 
 // answerCheckEvery: one request of at most a few thousand IDs, a
 // primary-key lookup each in searchd (2,000 answers of 35 messages at
@@ -34,8 +34,8 @@ func (b *Bot) checkAnswers(ctx context.Context) {
 		if err := b.answers.checkGone(ctx, b.searchd); err != nil && ctx.Err() == nil {
 			b.log.Warn("cannot ask searchd whether public answers quote what it no longer holds; asked again later", "err", err)
 		}
-		if err := b.forgetRejectedOptOuts(ctx); err != nil && ctx.Err() == nil {
-			b.log.Warn("cannot ask searchd whether the members in the spool's rejected batches opted out; asked again later", "err", err)
+		if err := b.forgetRejectedGone(ctx); err != nil && ctx.Err() == nil {
+			b.log.Warn("cannot ask searchd what of the spool's rejected batches it removed; asked again later", "err", err)
 		}
 		select {
 		case <-ctx.Done():

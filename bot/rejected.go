@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
+	"time"
 
 	"dsearch/bot/spool"
 	"dsearch/shared/api"
@@ -19,10 +22,16 @@ import (
 // drops reports whether m, in a batch that places its channel as a
 // thread of parent (0: not a thread there), was removed. A partial
 // update that does not name its author is not told apart from another
-// member's at an opt-out, and stays: searchd skips it (its message is
-// tombstoned).
+// member's at an opt-out: it goes once searchd says its message is
+// deleted (forgetRejectedGone, asked at once after the bot's /optout).
 func (r *removal) drops(m api.MessageUpsert, parent api.ID) bool {
 	if r.messages[m.ID] || r.channels[m.ChannelID] || r.channels[parent] || r.guilds[m.GuildID] || r.authors[m.Author.ID] {
+		return true
+	}
+	if t, ok := r.forgotten[m.Author.ID]; ok && m.ID != 0 && !m.CreatedAt.After(t) {
+		return true
+	}
+	if t, ok := r.newer[m.ID]; ok && !m.Partial && (m.EditedAt == nil || !m.EditedAt.After(t)) {
 		return true
 	}
 	t, ok := r.edits[m.ID]
@@ -32,7 +41,7 @@ func (r *removal) drops(m api.MessageUpsert, parent api.ID) bool {
 // forgetRejected takes what r removed out of SPOOL/rejected/; nothing
 // is read when it holds nothing (the usual case).
 func (b *Bot) forgetRejected(r *removal) {
-	if len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.edits) == 0 {
+	if len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.edits)+len(r.forgotten)+len(r.newer) == 0 {
 		return
 	}
 	if rej, err := spool.Rejected(b.cfg.SpoolDir); err == nil && len(rej) == 0 {
@@ -46,14 +55,17 @@ func (b *Bot) forgetRejected(r *removal) {
 	}
 }
 
-// forgetRejectedOptOuts takes out of SPOOL/rejected/ the messages of the
-// members who opted out through searchd's socket (curl, a script): the
-// bot hears of no such opt-out, and searchd cleans only the default
-// spool (DATA/bot-spool). Asked with the answer check (at start, every
-// few minutes): searchd says, per author the refused batches hold,
-// whether they opted out. Nothing is read when rejected/ holds nothing
-// (the usual case).
-func (b *Bot) forgetRejectedOptOuts(ctx context.Context) error {
+// forgetRejectedGone takes out of SPOOL/rejected/ what searchd removed
+// without the bot: the members who opted out through searchd's socket
+// (curl, a script), the messages a batch another client posted deleted
+// (a tombstone), the channels it forgot, the older copies of a message it
+// edited, the authors searchd forget --author forgot (their messages
+// written before). The bot hears of none of those, and searchd cleans
+// only the default spool (DATA/bot-spool) itself. Asked with the answer
+// check (at start, every few minutes), by ID: whatever searchd says is
+// removed would be skipped at a replay, or was forgotten on purpose.
+// Nothing is read when rejected/ holds nothing (the usual case).
+func (b *Bot) forgetRejectedGone(ctx context.Context) error {
 	if b.spool == nil { // --reconcile has no spool of its own
 		return nil
 	}
@@ -61,7 +73,8 @@ func (b *Bot) forgetRejectedOptOuts(ctx context.Context) error {
 	if err != nil || len(paths) == 0 {
 		return err
 	}
-	authors := idSet{}
+	authors, msgs, chans := idSet{}, idSet{}, idSet{}
+	var versions []api.Version
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -74,24 +87,64 @@ func (b *Bot) forgetRejectedOptOuts(ctx context.Context) error {
 		if json.Unmarshal(data, &mb) != nil {
 			continue // unreadable: searchd refuses it whole; a person looks at it
 		}
+		for _, c := range mb.Channels {
+			chans[c.ID] = true
+			if c.ParentID != 0 {
+				chans[c.ParentID] = true
+			}
+		}
 		for _, m := range mb.Messages {
 			if m.Author.ID != 0 {
 				authors[m.Author.ID] = true
 			}
+			chans[m.ChannelID] = true
+			msgs[m.ID] = true
+			if !m.Partial { // a link preview's update has no edit time to compare
+				v := api.Version{ID: m.ID}
+				if m.EditedAt != nil {
+					v.EditedAt = *m.EditedAt
+				}
+				versions = append(versions, v)
+			}
 		}
 	}
-	out := idSet{}
+	gone := &removal{messages: idSet{}, channels: idSet{}, authors: idSet{}, newer: map[api.ID]time.Time{}, forgotten: map[api.ID]time.Time{}}
 	for a := range authors {
 		st, err := b.searchd.OptOutStatus(ctx, a)
 		if err != nil {
 			return err
 		}
 		if st.OptedOut {
-			out[a] = true
+			gone.authors[a] = true
 		}
 	}
-	if len(out) > 0 {
-		b.forgetRejected(&removal{authors: out})
+	req := &api.GoneRequest{Deleted: slices.Collect(maps.Keys(msgs)), Channels: slices.Collect(maps.Keys(chans)),
+		Quoted: versions, Forgotten: slices.Collect(maps.Keys(authors))}
+	for req.IDs() > 0 {
+		part, room := &api.GoneRequest{}, api.MaxGoneIDs
+		for _, k := range []struct{ from, to *[]api.ID }{{&req.Deleted, &part.Deleted}, {&req.Channels, &part.Channels}, {&req.Forgotten, &part.Forgotten}} {
+			n := min(room, len(*k.from))
+			*k.to, *k.from, room = (*k.from)[:n], (*k.from)[n:], room-n
+		}
+		n := min(room, len(req.Quoted))
+		part.Quoted, req.Quoted = req.Quoted[:n], req.Quoted[n:]
+		res, err := b.searchd.Gone(ctx, part)
+		if err != nil {
+			return err
+		}
+		for _, id := range res.Deleted {
+			gone.messages[id] = true
+		}
+		for _, id := range res.Channels {
+			gone.channels[id] = true
+		}
+		for _, v := range res.Edited {
+			gone.newer[v.ID] = v.EditedAt // the stored edit's, the same for every copy
+		}
+		for _, v := range res.Forgotten {
+			gone.forgotten[v.ID] = v.EditedAt
+		}
 	}
+	b.forgetRejected(gone)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -205,5 +206,91 @@ func TestOptOutThroughSearchdLeavesTheBotsRejectedSpool(t *testing.T) {
 	})
 	if got, _ := os.ReadFile(p); !strings.Contains(string(got), "bob's refused words") {
 		t.Errorf("the rejected batch lost another member's message: %s", got)
+	}
+}
+
+// What another client removed through searchd's socket, with the bot's
+// spool elsewhere than searchd's default (DATA/bot-spool, which searchd
+// cleans itself): the bot never heard of it, and the text stayed in its
+// SPOOL/rejected/ for good: a message deleted and a channel forgotten by
+// a batch posted with curl, a message edited since by one, the messages
+// of an author searchd forget --author forgot, and a link preview's
+// update (naming no author) of a member who opted out. The bot asks
+// searchd, with its answer check, what of those batches it removed.
+func TestRemovalsThroughSearchdLeaveTheBotsRejectedSpool(t *testing.T) {
+	e := setup(t, checkedOften)
+	h := history()
+	e.backfilled(int64(len(h)))
+	at := h[0].Timestamp.Time()
+	const carol, forgotten = 603, 3100
+	msg := func(id api.ID, ch api.ID, who api.ID, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: ch, GuildID: guildID,
+			Author: api.Author{ID: who, Username: "u"}, Content: text, CreatedAt: at}
+	}
+	aliceWords := historyMessage(t, "call the landlord about the boiler")
+	preview := api.MessageUpsert{ID: api.ID(aliceWords.ID), ChannelID: api.ID(general), GuildID: guildID, Partial: true,
+		CreatedAt: aliceWords.Timestamp.Time(), Embeds: []api.Embed{{Title: "zq-the preview of alice's link"}}}
+	data, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		msg(990, api.ID(general), carol, "zq-deleted by another client"),
+		msg(991, forgotten, carol, "zq-in a channel another client forgot"),
+		msg(992, api.ID(general), bob, "zq-bob's words, forgotten"),
+		msg(993, api.ID(general), carol, "zq-before another client's edit"),
+		preview,
+		msg(994, api.ID(general), carol, "carol's refused words"),
+	}})
+	p := filepath.Join(e.cfg.SpoolDir, "rejected", fmt.Sprintf("%020d.json", 97))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edited := at.Add(time.Hour)
+	edit := msg(993, api.ID(general), carol, "after the edit")
+	edit.EditedAt = &edited
+	ctx := context.Background()
+	if _, err := e.c.PostMessages(ctx, &api.MessageBatch{Messages: []api.MessageUpsert{edit},
+		Deletes: []api.ID{990}, ForgetChannels: []api.ID{forgotten}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(e.sd.bin, "forget", "--data", e.sd.data, "--author", api.ID(bob).String()).CombinedOutput(); err != nil {
+		t.Fatalf("searchd forget --author: %v: %s", err, out)
+	}
+	if _, err := e.c.OptOut(ctx, api.ID(alice)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removed text to leave the rejected batch", func() bool {
+		got, err := os.ReadFile(p)
+		return err == nil && !strings.Contains(string(got), "zq-")
+	})
+	if got, _ := os.ReadFile(p); !strings.Contains(string(got), "carol's refused words") {
+		t.Errorf("the rejected batch lost what nobody removed: %s", got)
+	}
+}
+
+// A link preview's update (partial) names no author: a member's /optout
+// took their messages out of SPOOL/rejected/ but left the preview of
+// their link there. The bot asks searchd at once (not at the next
+// periodic check) whether its message is deleted now.
+func TestOptOutTakesTheMembersLinkPreviewOutOfTheRejectedSpool(t *testing.T) {
+	e := setup(t, func(c *Config) { c.AnswerCheckEvery = time.Hour })
+	e.backfilled(int64(len(history())))
+	words := historyMessage(t, "call the landlord about the boiler") // alice's
+	data, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		{ID: api.ID(words.ID), ChannelID: api.ID(general), GuildID: guildID, Partial: true,
+			CreatedAt: words.Timestamp.Time(), Embeds: []api.Embed{{Title: "zq-the preview of alice's link"}}},
+		{ID: 996, ChannelID: api.ID(general), GuildID: guildID, Author: api.Author{ID: bob, Username: "bob"},
+			CreatedAt: words.Timestamp.Time(), Content: "bob's refused words"},
+	}})
+	p := filepath.Join(e.cfg.SpoolDir, "rejected", fmt.Sprintf("%020d.json", 97))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.bot.optOut(context.Background(), alice, optOutConfirm, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the preview to leave the rejected batch", func() bool {
+		got, err := os.ReadFile(p)
+		return err == nil && !strings.Contains(string(got), "zq-")
+	})
+	if got, _ := os.ReadFile(p); !strings.Contains(string(got), "bob's refused words") {
+		t.Errorf("the rejected batch lost what nobody removed: %s", got)
 	}
 }

@@ -27,6 +27,16 @@ type removal struct {
 	// rejected copy is of no use to a replay (searchd keeps the newest)
 	// and may hold text the edit took out.
 	edits map[api.ID]time.Time
+	// forgotten are the authors searchd forget --author forgot, with
+	// when: their messages written before leave SPOOL/rejected/
+	// (forgetRejectedGone).
+	forgotten map[api.ID]time.Time
+	// newer holds, of the messages in SPOOL/rejected/, those searchd
+	// holds edited later, with that time (forgetRejectedGone): a full
+	// copy older is of no use to a replay and may hold text the edit
+	// took out. A link preview's update (partial) has no time to compare
+	// and stays.
+	newer map[api.ID]time.Time
 }
 
 type idSet map[api.ID]bool
@@ -52,7 +62,7 @@ func (s idSet) any(ids []api.ID) bool {
 }
 
 func (r *removal) empty() bool {
-	return r == nil || len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.changed)+len(r.edits) == 0
+	return r == nil || len(r.messages)+len(r.channels)+len(r.guilds)+len(r.authors)+len(r.changed)+len(r.edits)+len(r.forgotten)+len(r.newer) == 0
 }
 
 // removalOf is what mb, taken by searchd with result res, removed: with
@@ -137,6 +147,9 @@ func (w watched) OptOut(ctx context.Context, user api.ID) (*api.OptOut, error) {
 	res, err := w.Searchd.OptOut(ctx, user)
 	if err == nil {
 		w.b.took(&removal{authors: setOf([]api.ID{user})})
+		// A link preview's update in SPOOL/rejected/ names no author:
+		// the check asks searchd whether its message is deleted now.
+		w.b.answers.recheck()
 	}
 	return res, err
 }

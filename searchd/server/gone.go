@@ -9,7 +9,9 @@ import (
 // gone serves POST /v1/gone: which of the IDs the bot's public answers
 // quote searchd no longer holds, or holds edited since quoted (api.Gone).
 // IDs and times in and out; whatever removed or edited them (a batch, an
-// opt-out, searchd forget, a reconciliation).
+// opt-out, searchd forget, a reconciliation). The bot asks the same about
+// its refused batches (Deleted, Forgotten: their messages were never
+// stored).
 func (s *Server) gone(w http.ResponseWriter, r *http.Request) error {
 	var in api.GoneRequest
 	if err := decode(r, &in); err != nil {
@@ -44,5 +46,18 @@ func (s *Server) gone(w http.ResponseWriter, r *http.Request) error {
 	for i := range e {
 		edited[i] = api.Version{ID: api.ID(e[i]), EditedAt: usTime(at[i])}
 	}
-	return writeJSON(w, http.StatusOK, api.Gone{Messages: apiIDs(m), Authors: apiIDs(a), Channels: apiIDs(c), Edited: edited})
+	deleted, err := s.DB.Deleted(r.Context(), ids(in.Deleted))
+	if err != nil {
+		return err
+	}
+	users, when, err := s.DB.ForgottenAuthors(r.Context(), ids(in.Forgotten))
+	if err != nil {
+		return err
+	}
+	var forgotten []api.Version
+	for i := range users {
+		forgotten = append(forgotten, api.Version{ID: api.ID(users[i]), EditedAt: usTime(when[i])})
+	}
+	return writeJSON(w, http.StatusOK, api.Gone{Messages: apiIDs(m), Authors: apiIDs(a), Channels: apiIDs(c), Edited: edited,
+		Deleted: apiIDs(deleted), Forgotten: forgotten})
 }

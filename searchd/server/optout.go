@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"path/filepath"
 
@@ -33,7 +34,7 @@ func (s *Server) optOut(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Counts only: who opted out is theirs to tell.
 	s.Log.Info("a member opted out", "messages_forgotten", n)
-	s.forgetRejectedAuthor(user)
+	s.forgetRejectedAuthor(r.Context(), user)
 	if s.Embedding != nil && n > 0 {
 		s.Embedding.Job.Kick() // their vectors go at once
 	}
@@ -58,12 +59,22 @@ func (s *Server) optIn(w http.ResponseWriter, r *http.Request) error {
 // opt-out is recorded, so that a replay meanwhile is skipped. The opt-out
 // itself is done: a failure here is the operator's to see, not the
 // member's.
-func (s *Server) forgetRejectedAuthor(user int64) {
+func (s *Server) forgetRejectedAuthor(ctx context.Context, user int64) {
 	if s.BotSpool == "" {
 		return
 	}
 	took, err := spoolforget.Rejected(s.BotSpool, func(m api.MessageUpsert, _ api.ID) bool {
-		return m.ID != 0 && int64(m.Author.ID) == user
+		if m.ID == 0 {
+			return false
+		}
+		if m.Author.ID == 0 && m.Partial {
+			// A link preview's update names no author: it goes if its
+			// message is deleted (the opt-out's tombstone). Were it
+			// another's deleted earlier, it goes too: a replay skips it.
+			deleted, err := s.DB.Deleted(context.WithoutCancel(ctx), []int64{int64(m.ID)})
+			return err == nil && len(deleted) == 1
+		}
+		return int64(m.Author.ID) == user
 	})
 	if err != nil {
 		s.Log.Error("an opt-out could not take the member out of the bot's refused batches: delete them, or opt out again", "dir", filepath.Join(s.BotSpool, "rejected"), "err", err)

@@ -74,3 +74,53 @@ func (db *DB) EditedAfter(ctx context.Context, ids, after []int64) (edited, at [
 	}
 	return edited, at, nil
 }
+
+// Deleted reports, of the messages given, those deleted or forgotten:
+// searchd holds their tombstone, and a batch bringing them back is
+// skipped. One lookup per ID.
+func (db *DB) Deleted(ctx context.Context, ids []int64) ([]int64, error) {
+	out := []int64{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	st, err := db.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones WHERE message_id = ?)`)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	for _, id := range ids {
+		var gone bool
+		if err := st.QueryRowContext(ctx, id).Scan(&gone); err != nil {
+			return nil, err
+		}
+		if gone {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// ForgottenAuthors reports, of the users given, those searchd forget
+// --author forgot, with the time (Unix microseconds) of the latest.
+func (db *DB) ForgottenAuthors(ctx context.Context, ids []int64) (users, at []int64, err error) {
+	users, at = []int64{}, []int64{}
+	if len(ids) == 0 {
+		return users, at, nil
+	}
+	st, err := db.db.PrepareContext(ctx, `SELECT at FROM forgotten_authors WHERE user_id = ?`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	for _, id := range ids {
+		var t int64
+		switch err := st.QueryRowContext(ctx, id).Scan(&t); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, nil, err
+		default:
+			users, at = append(users, id), append(at, t)
+		}
+	}
+	return users, at, nil
+}

@@ -14,6 +14,13 @@ type GoneRequest struct {
 	// searchd (dsearch-bot --reconcile, an import) may take quoted text
 	// out, as the bot's own does.
 	Quoted []Version `json:"quoted,omitempty"`
+	// Deleted asks which of these messages searchd deleted or forgot
+	// (holds their tombstone), and Forgotten which of these authors
+	// searchd forget --author forgot, and when: the bot's check of the
+	// batches searchd refused (SPOOL/rejected/), whose messages were
+	// never stored, so that Messages would name them all.
+	Deleted   []ID `json:"deleted,omitempty"`
+	Forgotten []ID `json:"forgotten,omitempty"`
 }
 
 // Version is a message as an answer quoted it: its edit time then (zero:
@@ -37,13 +44,18 @@ type Gone struct {
 	// asked, with their stored edit time (one answer may quote an older
 	// version than another).
 	Edited []Version `json:"edited"`
+	// Deleted and Forgotten answer the request's: the messages searchd
+	// holds a tombstone of, and the authors forgotten with the time
+	// (EditedAt) they were.
+	Deleted   []ID      `json:"deleted,omitempty"`
+	Forgotten []Version `json:"forgotten,omitempty"`
 }
 
-// MaxGoneIDs is the most IDs, all four lists together, one POST
+// MaxGoneIDs is the most IDs, all six lists together, one POST
 // /v1/gone may ask about.
 const MaxGoneIDs = 10000
 
 // IDs is the number of IDs the request asks about.
 func (r *GoneRequest) IDs() int {
-	return len(r.Messages) + len(r.Authors) + len(r.Channels) + len(r.Quoted)
+	return len(r.Messages) + len(r.Authors) + len(r.Channels) + len(r.Quoted) + len(r.Deleted) + len(r.Forgotten)
 }

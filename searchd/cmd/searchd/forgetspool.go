@@ -23,9 +23,14 @@ var forgetStep func(step string)
 
 // forgetRejected takes out of spool's rejected batches the messages f
 // selects, channels being f's channel with its threads (the batches'
-// placements add theirs). It returns the messages taken out.
-func forgetRejected(spool string, f sqlite.ForgetFilter, channels map[int64]bool) (int, error) {
+// placements add theirs). It returns the messages taken out. deleted
+// (nil before the database forget) tells a message's tombstone: a link
+// preview's update names no author, and goes with its message.
+func forgetRejected(spool string, f sqlite.ForgetFilter, channels map[int64]bool, deleted func(int64) bool) (int, error) {
 	return spoolforget.Rejected(spool, func(m api.MessageUpsert, parent api.ID) bool {
+		if m.ID != 0 && m.Author.ID == 0 && m.Partial && deleted != nil && deleted(int64(m.ID)) {
+			return true
+		}
 		// A place (no ID: a channel's or server's name, or a thread the
 		// batches place, asked about to read again the batches holding
 		// its messages) goes only with a forgotten channel: an author's

@@ -174,3 +174,46 @@ func TestAReplayAfterTheDatabaseForgetCannotStoreWhatItForgot(t *testing.T) {
 		t.Errorf("the forgotten message is stored again: %q", m.Content)
 	}
 }
+
+// A link preview's update (partial) names no author: searchd forget
+// --author left the preview of the author's link in the bot's refused
+// batches. The author's messages are deleted (tombstones) by then, and a
+// refused update of a message deleted goes too.
+func TestForgetAuthorTakesTheirLinkPreviewsOutOfTheBotsRejectedBatches(t *testing.T) {
+	dir := t.TempDir()
+	data := importSample(t, dir)
+	const author = 910000000000000003
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(data, sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id, other, channel int64
+	err = raw.QueryRow(`SELECT id, channel_id FROM messages WHERE author_id = ? LIMIT 1`, author).Scan(&id, &channel)
+	if err == nil {
+		err = raw.QueryRow(`SELECT id FROM messages WHERE author_id <> ? LIMIT 1`, author).Scan(&other)
+	}
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rej := filepath.Join(data, "bot-spool", "rejected")
+	os.MkdirAll(rej, 0o700)
+	path := filepath.Join(rej, "00000000000000000007.json")
+	preview := func(id int64, title string) api.MessageUpsert {
+		return api.MessageUpsert{ID: api.ID(id), ChannelID: api.ID(channel), Partial: true, CreatedAt: time.Now(), Embeds: []api.Embed{{Title: title}}}
+	}
+	b, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{preview(id, "zq-the author's link"), preview(other, "another's link stays")}})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "forget", "--data", data, "--author", "910000000000000003"); err != nil {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "zq-") || !strings.Contains(string(got), "another's link stays") {
+		t.Errorf("after the forget, the refused batch holds %s", got)
+	}
+}

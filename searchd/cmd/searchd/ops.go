@@ -122,7 +122,7 @@ func (m *Main) forgetCmd() *ffcli.Command {
 			// rejected/'s lock while it sends) must not store what the
 			// database forget has passed, never stored and so without a
 			// tombstone; again after, for a batch refused meanwhile.
-			took, err := forgetRejected(spool, selection, set)
+			took, err := forgetRejected(spool, selection, set, nil)
 			if err != nil {
 				return fmt.Errorf("nothing forgotten in the database: the bot's refused batches in %s could not be cleaned: %w", filepath.Join(spool, "rejected"), err)
 			}
@@ -142,7 +142,11 @@ func (m *Main) forgetCmd() *ffcli.Command {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "forgot %s (a running searchd drops their vectors within seconds)\n", plural(int(n), "message", "messages"))
-			if more, err := forgetRejected(spool, selection, set); err != nil {
+			deleted := func(id int64) bool {
+				d, err := db.Deleted(ctx, []int64{id})
+				return err == nil && len(d) == 1
+			}
+			if more, err := forgetRejected(spool, selection, set, deleted); err != nil {
 				return fmt.Errorf("forgotten, but the bot's refused batches in %s could not all be cleaned (delete them, or run forget again): %w", filepath.Join(spool, "rejected"), err)
 			} else if took += more; took > 0 {
 				fmt.Fprintf(m.Stdout, "and took %s out of the bot's refused batches (%s)\n", plural(took, "message", "messages"), filepath.Join(spool, "rejected"))
