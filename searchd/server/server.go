@@ -2,6 +2,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,9 @@ type Server struct {
 	// running at once and waiting; defaults when nil. Questions have
 	// their own gate: they wait on the LLM for seconds.
 	Searches, Queries *Gate
+	// BodyTimeout bounds the wait for a request's header and body; 30 s
+	// when 0.
+	BodyTimeout time.Duration
 
 	rejected rejectedCleaner
 }
@@ -88,10 +92,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	defer cancelRequests()
 	hs := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, cmp.Or(s.BodyTimeout, 30*time.Second)),
 		// A request's body, too, comes in time or not at all (gate.go
 		// reads it before a request waits its turn).
-		ReadTimeout: 30 * time.Second,
+		ReadTimeout: cmp.Or(s.BodyTimeout, 30*time.Second),
 		BaseContext: func(net.Listener) context.Context { return base },
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if jc, ok := c.(*jsonConn); ok {
@@ -213,6 +217,9 @@ type httpError struct {
 	status int
 	msg    string
 	code   string
+	// retry: the request, not what it carries, failed (badBatch keeps
+	// it a plain error).
+	retry bool
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -227,6 +234,8 @@ func badBatch(err error) error {
 	var he *httpError
 	var mbe *http.MaxBytesError
 	switch {
+	case errors.As(err, &he) && he.retry:
+		return err
 	case errors.As(err, &he):
 		return &httpError{status: he.status, msg: he.msg, code: api.CodeBadBatch}
 	case errors.As(err, &mbe):
@@ -281,12 +290,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 // decode reads a JSON body strictly: unknown fields and trailing data are
 // errors.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body := &bodyReader{r: r.Body}
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return err
+		}
+		if body.err != nil {
+			// The link's fault (a body slower than the timeout, a
+			// client gone), not the body's: a retry may pass.
+			return &httpError{status: http.StatusRequestTimeout, msg: "the request's body did not arrive whole in time: send it again", retry: true}
 		}
 		if errors.Is(err, io.EOF) {
 			return errorf(http.StatusBadRequest, "empty request body")
@@ -297,6 +312,21 @@ func decode(r *http.Request, v any) error {
 		return errorf(http.StatusBadRequest, "invalid JSON body: trailing data")
 	}
 	return nil
+}
+
+// bodyReader keeps the error reading a request's body, which is the
+// connection's, where the JSON decoder's own errors are the body's.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 func pathID(r *http.Request) (int64, error) { return pathParamID(r, "id") }
