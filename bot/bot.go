@@ -94,6 +94,7 @@ type Searchd interface {
 	GuildChannels(context.Context, api.ID) (*api.GuildChannels, error)
 	Channels(context.Context) ([]api.Channel, error)
 	Gone(context.Context, *api.GoneRequest) (*api.Gone, error)
+	Outdated(context.Context, *api.OutdatedRequest) (*api.Outdated, error)
 	Health(context.Context) (*api.Health, error)
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diamondburned/arikawa/v3/discord"
+
 	"dsearch/bot/spool"
 	"dsearch/shared/api"
 )
@@ -194,5 +196,43 @@ func TestReconcileWithoutASpoolReportsARefusedPage(t *testing.T) {
 	err := b.postPage(context.Background(), &api.MessageBatch{Messages: []api.MessageUpsert{{ID: 1, ChannelID: 2}}})
 	if !api.BadBatch(err) {
 		t.Errorf("postPage without a spool: %v, want the refusal", err)
+	}
+}
+
+// An edit searchd refuses on its own waits in SPOOL/rejected/ for a
+// person and --replay-rejected; the version before it stayed stored and
+// served until then, with whatever the member edited away. searchd now
+// drops that older version (the bot asks, with its check of the refused
+// batches, at once after a set-aside), without a tombstone: the replay
+// of the edit still stores it.
+func TestRefusedEditLeavesTheOlderTextUnserved(t *testing.T) {
+	e := setup(t, func(c *Config) { c.AnswerCheckEvery = time.Hour })
+	h := history()
+	e.backfilled(int64(len(h)))
+	m := h[10]
+	e.restartHolding(0, func(b *Bot) {
+		b.searchd = refuseBatch{Searchd: b.searchd, id: api.ID(m.ID),
+			err: &api.Error{Status: 400, Message: "messages[0]: content is not valid UTF-8", Code: api.CodeBadBatch}}
+	})
+	old := m.Content
+	if e.content(m.ID) != old {
+		t.Fatalf("before the edit, searchd holds %q", e.content(m.ID))
+	}
+	m.Content = "zq-the words after the edit"
+	m.EditedTimestamp = discord.NewTimestamp(m.Timestamp.Time().Add(time.Hour))
+	e.discord.Edit(m)
+	waitFor(t, "the edit set aside", func() bool { return strings.Contains(e.rejectedText(), "zq-the words after the edit") })
+	waitFor(t, "the older text no longer served", func() bool { return !e.stored(m.ID) })
+	// The replay stores the edit: no tombstone stops it.
+	var refused api.MessageBatch
+	if paths, _ := spool.Rejected(e.cfg.SpoolDir); len(paths) == 1 {
+		data, _ := os.ReadFile(paths[0])
+		json.Unmarshal(data, &refused)
+	}
+	if res, err := e.c.PostMessages(context.Background(), &refused); err != nil || res.Inserted != 1 {
+		t.Fatalf("the replay of the refused edit: %+v, %v", res, err)
+	}
+	if got := e.content(m.ID); got != "zq-the words after the edit" {
+		t.Errorf("after the replay, searchd holds %q", got)
 	}
 }

@@ -75,6 +75,7 @@ func (b *Bot) forgetRejectedGone(ctx context.Context) error {
 	}
 	authors, msgs, chans := idSet{}, idSet{}, idSet{}
 	var versions []api.Version
+	edits := map[api.ID]time.Time{} // each message's newest refused edit
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -103,6 +104,9 @@ func (b *Bot) forgetRejectedGone(ctx context.Context) error {
 				v := api.Version{ID: m.ID}
 				if m.EditedAt != nil {
 					v.EditedAt = *m.EditedAt
+					if m.EditedAt.After(edits[m.ID]) {
+						edits[m.ID] = *m.EditedAt
+					}
 				}
 				versions = append(versions, v)
 			}
@@ -146,5 +150,34 @@ func (b *Bot) forgetRejectedGone(ctx context.Context) error {
 		}
 	}
 	b.forgetRejected(gone)
+	return b.dropOutdated(ctx, edits, gone)
+}
+
+// dropOutdated asks searchd to drop each message it holds in a version
+// older than an edit kept in SPOOL/rejected/ (POST /v1/outdated): the
+// member edited that text away, and it would stay served until a person
+// replays the edit. searchd leaves no tombstone, so the replay stores
+// the edit. The answers quoting a message dropped are withdrawn. gone is
+// what was just taken out of rejected/ (an edit older than the stored
+// version, or removed).
+func (b *Bot) dropOutdated(ctx context.Context, edits map[api.ID]time.Time, gone *removal) error {
+	var req api.OutdatedRequest
+	for id, at := range edits {
+		if t, ok := gone.newer[id]; ok && !at.After(t) || gone.messages[id] {
+			continue
+		}
+		req.Messages = append(req.Messages, api.Version{ID: id, EditedAt: at})
+	}
+	for len(req.Messages) > 0 {
+		n := min(len(req.Messages), api.MaxGoneIDs)
+		res, err := b.searchd.Outdated(ctx, &api.OutdatedRequest{Messages: req.Messages[:n]})
+		if err != nil {
+			return err
+		}
+		req.Messages = req.Messages[n:]
+		if len(res.Dropped) > 0 && b.answers != nil {
+			b.answers.remove(&removal{changed: setOf(res.Dropped)})
+		}
+	}
 	return nil
 }

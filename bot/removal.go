@@ -194,6 +194,9 @@ func (b *Bot) watchRemovals() (done func(setAside bool)) {
 		if !setAside {
 			return
 		}
+		// An edit set aside leaves the older version served: the check
+		// asks searchd to drop it (dropOutdated).
+		b.answers.recheck()
 		for _, r := range seen {
 			b.forgetRejected(r)
 		}

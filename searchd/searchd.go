@@ -93,6 +93,15 @@ type Batch struct {
 	// Untombstoned: the deletes leave no tombstone (a guild the bot left,
 	// whose messages come back if it is added again: sqlite.ForgetLeftGuild).
 	Untombstoned bool
+	// Outdated are edits searchd refused, kept for a replay: a message
+	// stored in an older version is deleted, without a tombstone, so that
+	// what the member edited away is not served meanwhile.
+	Outdated []Outdated
+}
+
+// Outdated is a message's edit time (Unix µs) in a version not stored.
+type Outdated struct {
+	ID, EditedAt int64
 }
 
 // Bound cuts every text of the batch to the limits of shared/api (a
@@ -154,6 +163,9 @@ type BatchResult struct {
 	// UpdatedIDs are the messages Updated counts, of one batch (Add does
 	// not carry them: an import's would grow with its history).
 	UpdatedIDs []int64
+	// DroppedIDs are the messages Batch.Outdated dropped (Deleted counts
+	// them too).
+	DroppedIDs []int64
 }
 
 // Changed reports whether the batch changed the messages searched.

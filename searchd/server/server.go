@@ -167,6 +167,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/v1/channels/{channel}/message-ids", s.handle(s.messageIDs))
 	r.Get("/v1/guilds/{guild}/channels", s.handle(s.guildChannels))
 	r.Post("/v1/gone", s.handle(s.gone))
+	r.Post("/v1/outdated", s.handle(s.outdated))
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
 	}))

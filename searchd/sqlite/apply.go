@@ -420,7 +420,41 @@ func (a *applier) apply(b *searchd.Batch) (searchd.BatchResult, error) {
 			return res, fmt.Errorf("delete %d: %w", id, err)
 		}
 	}
+	if err := a.dropOutdated(b.Outdated, &res); err != nil {
+		return res, err
+	}
 	return res, a.flush()
+}
+
+// dropOutdated deletes each message stored in an older version than the
+// edit named (searchd.Batch.Outdated), leaving no tombstone: the edit,
+// refused and kept for a replay, may be stored later.
+func (a *applier) dropOutdated(out []searchd.Outdated, res *searchd.BatchResult) error {
+	if len(out) == 0 {
+		return nil
+	}
+	defer func(t bool) { a.untombstoned = t }(a.untombstoned)
+	a.untombstoned = true
+	for _, o := range out {
+		row, err := a.queryRow(`SELECT COALESCE(edited_at, 0) FROM messages WHERE id = ?`, o.ID)
+		if err != nil {
+			return err
+		}
+		var at int64
+		switch err := row.Scan(&at); {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return err
+		case at >= o.EditedAt:
+			continue // as new as the edit, or newer
+		}
+		if err := a.deleteMessage(o.ID, res); err != nil {
+			return fmt.Errorf("drop outdated %d: %w", o.ID, err)
+		}
+		res.DroppedIDs = append(res.DroppedIDs, o.ID)
+	}
+	return nil
 }
 
 // placeTimer, when set (BenchmarkPlaceLive), is told how long placing

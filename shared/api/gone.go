@@ -59,3 +59,17 @@ const MaxGoneIDs = 10000
 func (r *GoneRequest) IDs() int {
 	return len(r.Messages) + len(r.Authors) + len(r.Channels) + len(r.Quoted) + len(r.Deleted) + len(r.Forgotten)
 }
+
+// OutdatedRequest names edits searchd refused, kept in the bot's
+// SPOOL/rejected/ for a replay (POST /v1/outdated): a message stored in
+// an older version than the edit (EditedAt) is dropped, without a
+// tombstone, so that what the member edited away is not served while
+// the edit waits, and the replay can still store it. IDs and times only.
+type OutdatedRequest struct {
+	Messages []Version `json:"messages"`
+}
+
+// Outdated is the answer: the messages dropped.
+type Outdated struct {
+	Dropped []ID `json:"dropped"`
+}

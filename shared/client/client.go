@@ -314,3 +314,10 @@ func (c *Client) Gone(ctx context.Context, q *api.GoneRequest) (*api.Gone, error
 	var out api.Gone
 	return &out, c.do(ctx, "POST", "/v1/gone", nil, q, &out)
 }
+
+// Outdated drops the messages stored in an older version than an edit
+// searchd refused (api.OutdatedRequest).
+func (c *Client) Outdated(ctx context.Context, q *api.OutdatedRequest) (*api.Outdated, error) {
+	var out api.Outdated
+	return &out, c.do(ctx, "POST", "/v1/outdated", nil, q, &out)
+}
