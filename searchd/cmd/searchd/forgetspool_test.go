@@ -217,3 +217,32 @@ func TestForgetAuthorTakesTheirLinkPreviewsOutOfTheBotsRejectedBatches(t *testin
 		t.Errorf("after the forget, the refused batch holds %s", got)
 	}
 }
+
+// searchd forget cleaned the refused batches of the default spool only
+// (DATA/bot-spool): a bot run with its spool elsewhere kept what was
+// forgotten in its SPOOL/rejected/ (the bot's check asks searchd about
+// an author's forget, not a channel's or a time's). --bot-spool names it.
+func TestForgetCleansTheBotSpoolItIsTold(t *testing.T) {
+	dir := t.TempDir()
+	data := importSample(t, dir)
+	spool := filepath.Join(dir, "elsewhere")
+	rej := filepath.Join(spool, "rejected")
+	os.MkdirAll(rej, 0o700)
+	path := filepath.Join(rej, "00000000000000000007.json")
+	b, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		{ID: 1, ChannelID: 900000000000000020, Author: api.Author{ID: 910000000000000078, Username: "u"}, CreatedAt: time.Now(), Content: "zq-in the channel forgotten"},
+		{ID: 2, ChannelID: 900000000000000021, Author: api.Author{ID: 910000000000000078, Username: "u"}, CreatedAt: time.Now(), Content: "stays"}}})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "forget", "--data", data, "--bot-spool", spool, "--channel", "900000000000000020"); err != nil {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "zq-") || !strings.Contains(string(got), "stays") {
+		t.Errorf("after the forget, the refused batch holds %s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,9 +68,10 @@ func (m *Main) restoreCmd() *ffcli.Command {
 
 func (m *Main) forgetCmd() *ffcli.Command {
 	var cfg Config
-	var channel, author, before string
+	var channel, author, before, botSpool string
 	return command("forget", "--channel ID | --author ID | --before TIME", "delete messages and everything derived from them", &cfg,
 		func(fs *flag.FlagSet) {
+			fs.StringVar(&botSpool, "bot-spool", "", "the bot's spool, where it is not DATA/bot-spool: what is forgotten leaves the batches searchd refused there too")
 			fs.StringVar(&channel, "channel", "", "a channel's messages and its threads'")
 			fs.StringVar(&author, "author", "", "an author's messages and every name they were seen under")
 			fs.StringVar(&before, "before", "", "messages older than this (RFC 3339 or date)")
@@ -117,7 +119,7 @@ func (m *Main) forgetCmd() *ffcli.Command {
 			for _, ch := range channels {
 				set[ch] = true
 			}
-			spool := filepath.Join(cfg.Data, "bot-spool")
+			spool := cmp.Or(botSpool, filepath.Join(cfg.Data, "bot-spool"))
 			// The bot's refused batches first: a replay (which holds
 			// rejected/'s lock while it sends) must not store what the
 			// database forget has passed, never stored and so without a
