@@ -116,11 +116,13 @@ func (a *applier) saveCheckpoint(cp *Checkpoint) error {
 	if cp == nil {
 		return nil
 	}
-	_, err := a.exec(`INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?)
+	// Its channel and server, so that it leaves with them (importkeys.go).
+	_, err := a.exec(`INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at, channel_id, guild_id)
+		VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0))
 		ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
-			messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at`,
-		importKey(cp.Path), cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now)
+			messages_done = excluded.messages_done, complete = excluded.complete, updated_at = excluded.updated_at,
+			channel_id = COALESCE(excluded.channel_id, channel_id), guild_id = COALESCE(excluded.guild_id, guild_id)`,
+		importKey(cp.Path), cp.Size, cp.MTime, cp.MessagesDone, cp.Complete, a.now, cp.Channel, cp.Guild)
 	return err
 }
 

@@ -38,6 +38,10 @@ func (db *DB) ForgetDeletedChannels(ctx context.Context, ids []int64, rules segm
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range ids {
 			for _, q := range []string{`DELETE FROM backfill WHERE channel_id = ?`,
+				// Its exports' progress, and its threads': their keys confirm
+				// a guessed name (importkeys.go).
+				`DELETE FROM imports WHERE channel_id = ?1 OR channel_id IN
+					(SELECT id FROM channels WHERE parent_id = ?1 AND kind LIKE '%Thread')`,
 				`DELETE FROM channels WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE channel_id = channels.id)
 					AND NOT EXISTS (SELECT 1 FROM segments WHERE channel_id = channels.id)`} {
 				if _, err := tx.ExecContext(ctx, q, id); err != nil {

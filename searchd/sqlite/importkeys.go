@@ -11,7 +11,9 @@ import (
 // of its path: DiscordChatExporter names a file by its server, category
 // and channel ("Server - Category - channel [ID].json"), and those names
 // must leave the file with a deleted channel or a server the bot left,
-// as their rows do.
+// as their rows do. A digest still confirms a guessed path, so the row
+// names its channel and server (saveCheckpoint) and is deleted with them
+// (ForgetDeletedChannels, ForgetLeftGuild).
 
 const importKeyPrefix = "sha256:"
 

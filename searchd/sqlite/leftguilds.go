@@ -65,6 +65,9 @@ func (db *DB) ForgetLeftGuild(ctx context.Context, g int64, rules segment.Rules)
 			`DELETE FROM user_names WHERE guild_id = ?1`,
 			`UPDATE guilds SET name = '' WHERE id = ?1`,
 			`UPDATE channels SET name = '', topic = '' WHERE id IN (SELECT value FROM json_each(?2))`,
+			// Its exports' progress: their keys confirm a guessed name
+			// (importkeys.go).
+			`DELETE FROM imports WHERE guild_id = ?1 OR channel_id IN (SELECT value FROM json_each(?2))`,
 			// Members seen only there: every name they were seen under.
 			`DELETE FROM user_names WHERE user_id IN (SELECT value FROM json_each(?3))
 				AND NOT EXISTS (SELECT 1 FROM messages WHERE author_id = user_id)`,

@@ -175,6 +175,45 @@ func TestImportPathLeavesNoChannelNameInTheFile(t *testing.T) {
 	}
 }
 
+// The digest an import's progress is kept under confirms a guessed path,
+// names and all, to whoever holds the file: it leaves with its channel,
+// with a thread's parent, and with its server.
+func TestImportProgressLeavesWithItsChannelAndServer(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		forget func(db *DB) error
+	}{
+		{"channel deleted", func(db *DB) error {
+			_, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules)
+			return err
+		}},
+		{"server left", func(db *DB) error { _, err := db.ForgetLeftGuild(ctx, 1, segment.DefaultRules); return err }},
+	} {
+		db := openTest(t)
+		paths := map[int64]string{300: "/x/Zqx Guild - Text Channels - zqx-layoff-planning [300].json", 301: "/x/Zqx Guild - zqx-layoff-planning - a thread [301].json"}
+		b := &searchd.Batch{Guilds: []searchd.Guild{{ID: 1, Name: "Zqx Guild"}}, Channels: []searchd.Channel{
+			{ID: 300, GuildID: 1, Name: "zqx-layoff-planning", Kind: "GuildTextChat"},
+			{ID: 301, GuildID: 1, ParentID: 300, Name: "a thread", Kind: "GuildPublicThread"}}}
+		for ch, path := range paths {
+			m := msg(ch, time.Second, 0)
+			m.ChannelID = ch
+			b.Messages = []searchd.Message{m}
+			if _, err := db.Apply(ctx, b, segment.DefaultRules, &Checkpoint{Path: path, Size: 10, MTime: 20, MessagesDone: 1, Complete: true, Channel: ch, ExportedAt: 1, Guild: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.forget(db); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range paths {
+			if got, err := db.ImportState(ctx, path); err != nil || got != nil {
+				t.Errorf("%s: the progress of %s stays: %+v, %v", c.name, path, got, err)
+			}
+		}
+	}
+}
+
 // Progress an older searchd kept under the plain path is put under its
 // digest at open: a resumed import still finds it, and the path (with
 // the names in it) leaves the file.
