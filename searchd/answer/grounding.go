@@ -76,7 +76,8 @@ type clause struct {
 // (citations side by side, [1][2], cite one stretch together). Text after
 // the last citation is cited by it only when the answer starts with a
 // citation, as a listing does ("[1] Gina said..."); otherwise it is
-// uncited and not judged here.
+// uncited and not judged here. (A start of digits alone, a date, counts
+// as none.)
 func clauses(answer string) []clause {
 	var out []clause
 	prev := 0
@@ -90,7 +91,7 @@ func clauses(answer string) []clause {
 		}
 		out = append(out, clause{text, nums})
 	}
-	if len(out) > 0 && prev < len(answer) && strings.TrimSpace(out[0].text) == "" {
+	if len(out) > 0 && prev < len(answer) && !strings.ContainsFunc(out[0].text, unicode.IsLetter) {
 		out = append(out, clause{answer[prev:], out[len(out)-1].cited})
 	}
 	return out

@@ -77,6 +77,9 @@ func checkSummary(answer, question, input string, shown []int) error {
 	if miscites(answer, input) {
 		return errors.New("the summary cites results that do not say what it does")
 	}
+	if placeholder(answer, input) {
+		return errors.New("the summary holds a placeholder in brackets, not a citation")
+	}
 	return checkWritten("the summary", citeRE.ReplaceAllString(answer, " "), summaryPrompt+"\nQuestion:\nResults:", question, input, false)
 }
 
@@ -87,10 +90,15 @@ func checkSummary(answer, question, input string, shown []int) error {
 // said..."); one with nothing after the date, or two, are a listing,
 // whatever their words (SmolLM2 wrote results of its own, with messages,
 // dates and years no result had).
+//
+// And a result's messages as it lists them: an indented line starting
+// with a name and a colon ("  caroline: Hey, Caroline! I'm so glad..."),
+// SmolLM2's message of its own under a date.
 var (
-	labelRE      = regexp.MustCompile(`(?mi)^\s*(?:question|results)\s*:`)
-	headerRE     = regexp.MustCompile(`(?m)^\s*(?:` + citeRE.String() + `)\s*\d{4}-\d{1,2}-\d{1,2}`)
-	headerLineRE = regexp.MustCompile(`(?m)^\s*(?:` + citeRE.String() + `)\s*\d{4}-\d{1,2}-\d{1,2}\s*$`)
+	messageLineRE = regexp.MustCompile(`(?m)^[ \t]+[^\s:\[\]]{1,40}:[ \t]`)
+	labelRE       = regexp.MustCompile(`(?mi)^\s*(?:question|results)\s*:`)
+	headerRE      = regexp.MustCompile(`(?m)^\s*(?:` + citeRE.String() + `)\s*\d{4}-\d{1,2}-\d{1,2}`)
+	headerLineRE  = regexp.MustCompile(`(?m)^\s*(?:` + citeRE.String() + `)\s*\d{4}-\d{1,2}-\d{1,2}\s*$`)
 )
 
 // asks says whether text is the question given back, whole or nearly: its
@@ -112,7 +120,8 @@ func asks(text, question string) bool {
 
 // echoesLayout says whether answer gives back the prompt's layout.
 func echoesLayout(answer string) bool {
-	return labelRE.MatchString(answer) || headerLineRE.MatchString(answer) || len(headerRE.FindAllString(answer, 3)) >= 2
+	return labelRE.MatchString(answer) || headerLineRE.MatchString(answer) || len(headerRE.FindAllString(answer, 3)) >= 2 ||
+		messageLineRE.MatchString(answer)
 }
 
 // repeats says whether text holds one phrase (of ten bytes or more,
@@ -144,6 +153,28 @@ var (
 		`|[(（]\s*[0-9０-９]{1,2}(?:\s*[,，、\-–~]\s*[0-9０-９]{1,2})*\s*[)）]`)
 	rangeRE = regexp.MustCompile(`(\d+)\s*[-–~]\s*(\d+)|(\d+)`)
 )
+
+// bracketRE is any group in square brackets; citationRE one that is only
+// a citation: numbers, their separators, and the words a citation may
+// name them with ([1], [2, 3], [results 2 and 3], [결과 1]).
+var (
+	bracketRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[\]】］]`)
+	citationRE = regexp.MustCompile(`(?i)^[\[【［](?:\s|[0-9０-９]|[,，、\-–~&]|and|results?|결과)*[0-9０-９](?:\s|[0-9０-９]|[,，、\-–~&]|and|results?|결과)*[\]】］]$`)
+)
+
+// placeholder says whether answer holds a group in brackets that is not a
+// citation nor found in input as it stands (an image's "[image: …]"
+// line): a template's blank the model left ("[insert action mentioned
+// above]", "[insert number or date mentioned in sentence 1]", which
+// passed as a citation of [1]: SmolLM2).
+func placeholder(answer, input string) bool {
+	for _, g := range bracketRE.FindAllString(answer, -1) {
+		if !citationRE.MatchString(g) && !strings.Contains(input, g) {
+			return true
+		}
+	}
+	return false
+}
 
 // badCitation returns the first number cited of a result not shown.
 func badCitation(answer string, shown []int) (int, bool) {

@@ -46,13 +46,20 @@ func TestCheckSummary(t *testing.T) {
 		"Use only facts stated in the results [1].":                                                         "repeats the prompt",
 		// The prompt's layout given back: its labels, or results listed as
 		// it lists them; one line of that form may answer.
-		"What did Alex say about the boiler? [1]":                                  "repeats the prompt",
-		"did alex say about the boiler [1]":                                        "repeats the prompt",
-		"alex, about the boiler [1]":                                               "",
-		"Question: what did alex say about the boiler? [1]":                        "repeats the prompt",
-		"[1] 2023-11-14: alex moved\n[2] 2023-11-15: sam moved":                    "repeats the prompt",
-		"[1] 2023-11-14\n  alex: the boiler is fixed, the plumber came":            "repeats the prompt",
-		"[1] 2023-11-14: Alex said the boiler broke again and Sam knew a plumber.": "",
+		"What did Alex say about the boiler? [1]":                                   "repeats the prompt",
+		"did alex say about the boiler [1]":                                         "repeats the prompt",
+		"alex, about the boiler [1]":                                                "",
+		"Question: what did alex say about the boiler? [1]":                         "repeats the prompt",
+		"[1] 2023-11-14: alex moved\n[2] 2023-11-15: sam moved":                     "repeats the prompt",
+		"[1] 2023-11-14\n  alex: the boiler is fixed, the plumber came":             "repeats the prompt",
+		"[1] 2023-11-14: Alex said the boiler broke again and Sam knew a plumber.":  "",
+		"2023-11-14: [1] 2023-11-13\n  alex: the boiler is fixed, the plumber came": "repeats the prompt",
+		// A template's blank left in brackets is no citation, even with a
+		// number in it; a citation may name its results.
+		"Alex said the boiler [insert what broke] broke [1].":        "placeholder",
+		"Alex said [insert number or date mentioned in sentence 1].": "placeholder",
+		"Alex said the boiler broke [results 1 and 2].":              "",
+		"Alex said the boiler broke [Result 1].":                     "",
 		// A year nothing shown leads to is made up; one either side of a
 		// date shown is what "last year" said then means.
 		"Alex said the boiler broke in 2019 and John fixed it [1].":     "names a year",
@@ -167,8 +174,8 @@ func TestCatchupRefusesWhatIsNotALine(t *testing.T) {
 
 // Real summaries of Gemma 3 270M and SmolLM2 135M (`make ollama`,
 // temperature 0.3, the summary prompt, the demo's results; collected with
-// the prompt and input as Query sends them; one over locomo-dev results)
-// are all refused, each for
+// the prompt and input as Query sends them; three over locomo-dev
+// results) are all refused, each for
 // what it is. The one of Gemma 3 giving back the rules, "mendatanguser に通い"
 // and the results themselves passed the checks before these (it cites
 // [1] and [2][3], which up to eight results shown allows); SmolLM2's
