@@ -169,6 +169,9 @@ func parseLine(out, messages string) (*sqlite.Summary, error) {
 	if copiesAt(r.Summary, messages, lineCopyWords, lineCopyShare) || givesBack(r.Summary, messages) {
 		return nil, &refusedLine{errors.New("the summary is one of the messages given back")}
 	}
+	if speaksAsMember(r.Summary) {
+		return nil, &refusedLine{errors.New("the summary is a message of its own, not a line about the conversation")}
+	}
 	r.Keywords = slices.DeleteFunc(r.Keywords, func(k string) bool {
 		return strings.TrimSpace(k) == "" || strings.HasPrefix(strings.TrimSpace(k), "<")
 	})
@@ -180,6 +183,27 @@ func parseLine(out, messages string) (*sqlite.Summary, error) {
 	}
 	return &sqlite.Summary{Text: strings.TrimSpace(r.Summary), Keywords: r.Keywords}, nil
 }
+
+// speaksAsMember says whether an English line speaks as one of the
+// conversation's members to another: two first- or second-person words
+// or more (I, my, you, your). A line about a conversation tells it in
+// the third person ("a new job and a move to Busan"); SmolLM2 wrote a
+// reply of its own, "I'm so glad you found a community that supports
+// you… it reminds me of my own courage", over messages it paraphrased.
+func speaksAsMember(line string) bool {
+	n := 0
+	for _, w := range words(line) {
+		if personWords[w] {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// personWords are English's first- and second-person words, as words
+// splits them (I'm: i, m).
+var personWords = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true,
+	"you": true, "your": true, "yours": true, "yourself": true}
 
 // refusedLine is a catch-up line the model wrote that is not fit to show
 // (checkWritten): the model works, this line is not kept.

@@ -203,7 +203,9 @@ func TestRealSummariesRefused(t *testing.T) {
 // cut by the token limit or of another shape, the prompt's placeholders,
 // and one of the messages given back as the line (SmolLM2's boiler line,
 // and its locomo-dev line, a message rewritten with a sentence added,
-// which the checks before these took).
+// which the checks before these took), and a reply of its own in the
+// first person over locomo-dev messages ("I'm so glad you found a
+// community that supports you…").
 func TestRealCatchupLinesRefused(t *testing.T) {
 	for _, c := range recordedOutputs[struct{ Model, Messages, Output string }](t, "testdata/catchup.jsonl") {
 		if sum, err := parseLine(c.Output, c.Messages); err == nil || !errors.As(err, new(*refusedLine)) {
@@ -225,6 +227,16 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 	if _, err := parseLine(`{"summary":"hajun's boiler burst in 2019 and the pressure valve was replaced","keywords":[]}`,
 		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "year") {
 		t.Errorf("a line naming a year: %v", err)
+	}
+	// A line speaking as a member is a message, not a line about the
+	// conversation; one quoting a single "I" is a line.
+	if _, err := parseLine(`{"summary":"I think you should call the boiler guy about my pressure valve","keywords":[]}`,
+		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "message of its own") {
+		t.Errorf("a line speaking as a member: %v", err)
+	}
+	if _, err := parseLine(`{"summary":"the pressure valve, as the boiler guy told me it was","keywords":[]}`,
+		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err != nil {
+		t.Errorf("a line with one first-person word refused: %v", err)
 	}
 	// A line quoting a phrase of a long message is not that message.
 	if _, err := parseLine(`{"summary":"hajun's boiler burst, and the boiler guy at my place said to check the valve","keywords":["boiler"]}`,
