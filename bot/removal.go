@@ -119,13 +119,19 @@ type watched struct {
 
 func (w watched) PostMessages(ctx context.Context, mb *api.MessageBatch) (*api.BatchResult, error) {
 	for try := 1; ; try++ {
-		g, err := w.b.checkGeneration(ctx)
-		if err != nil {
-			return nil, err
+		// Naming the generation the marks hold for: searchd refuses a
+		// batch naming another (a restore since, or between a check and
+		// the post), storing nothing, and the check then takes the marks
+		// back before the batch goes again. searchd is asked which it
+		// serves (checkGeneration) only when the marks know none yet or
+		// it refused: not once more for every batch.
+		g := w.b.knownGeneration()
+		if g == "" || try > 1 {
+			var err error
+			if g, err = w.b.checkGeneration(ctx); err != nil {
+				return nil, err
+			}
 		}
-		// Naming the generation checked: a restore between the check
-		// and the post makes searchd refuse the batch, stored nowhere,
-		// and the next check takes the marks back first.
 		res, err := w.Searchd.PostMessagesIn(ctx, g, mb)
 		if api.StaleGeneration(err) && try < maxGenerationTries {
 			continue

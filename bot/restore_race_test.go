@@ -102,3 +102,36 @@ func TestRestoreDuringTheHistoryPassLeavesNoHole(t *testing.T) {
 		t.Errorf("%d of %d messages of #staff's history never came back after a restore during its history pass", n, len(old))
 	}
 }
+
+// Once the marks know which database searchd serves, a batch names it
+// and goes: searchd refuses one naming another, so asking it before each
+// batch (GET /v1/healthz) is one round trip a batch for nothing. Five live
+// messages, each its own batch, do not ask it each.
+func TestBatchesNameTheKnownGenerationWithoutAsking(t *testing.T) {
+	var asked atomic.Int32
+	e := setup(t, func(c *Config) {
+		c.Socket = searchdProxy(t, c.Socket, func(r *http.Request) bool {
+			if r.URL.Path == "/v1/healthz" {
+				asked.Add(1)
+			}
+			return false
+		})
+	})
+	waitFor(t, "the first catch-up", func() bool { return strings.Contains(e.log.String(), "backfill: guild done") })
+	first := message(staff, user(alice, "alice"), t0.Add(300*24*time.Hour), "live: the first")
+	e.discord.Post(first)
+	e.waitStored("the first live message", first)
+	// A history pass asks once for itself (it names the generation in
+	// its checkpoints); the batches must not, each.
+	before := asked.Load()
+	for i := range 5 {
+		m := message(staff, user(alice, "alice"), t0.Add(300*24*time.Hour+time.Duration(i+1)*time.Minute), fmt.Sprintf("live: number %d", i))
+		e.discord.Post(m)
+		e.waitStored("a live message", m)
+	}
+	n := asked.Load() - before
+	t.Logf("asked %d times for 5 batches", n)
+	if n >= 5 {
+		t.Errorf("searchd asked which database it serves %d times for 5 batches", n)
+	}
+}

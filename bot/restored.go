@@ -9,7 +9,8 @@ import (
 	"dsearch/shared/api"
 )
 
-// checkGeneration, before each batch searchd is sent, asks searchd which
+// checkGeneration, before the first batch searchd is sent and after one it
+// refused for naming another database (watched), asks searchd which
 // database it serves (api.Health's generation, which `searchd restore`
 // changes). The marks say what searchd holds; after a restore from an
 // older backup it holds less, and nothing else would tell: the channels
@@ -24,6 +25,15 @@ import (
 // restore may still come between this check and the post, and searchd
 // then refuses the batch. "" names none (no marks of its own, an older
 // searchd).
+// knownGeneration is the generation the marks hold for, "" when they know
+// none or are not the bot's own (a full reconciliation).
+func (b *Bot) knownGeneration() string {
+	if b.marks == nil || b.marks.path == "" {
+		return ""
+	}
+	return b.marks.searchdGeneration()
+}
+
 func (b *Bot) checkGeneration(ctx context.Context) (string, error) {
 	if b.marks == nil || b.marks.path == "" {
 		return "", nil // a full reconciliation: the running bot's marks are not its own
