@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"cmp"
 	"math"
 	"regexp"
 	"slices"
@@ -286,6 +287,7 @@ func inventsFigure(text, material string) string {
 	// A date's numbers are judged as a date, not as figures: the 14 of
 	// 2023-11-14 is no count of 14.
 	text, material = blank(text, at), blank(material, shownAt)
+	text = blank(text, daysNear(text, shownDays))
 	known := numbersIn(material)
 	for _, s := range numberRE.FindAllString(text, -1) {
 		f, ok := number(s)
@@ -327,6 +329,57 @@ func inventsName(text, material string) bool {
 		first = strings.ContainsAny(f[len(f)-1:], ".!?:")
 	}
 	return false
+}
+
+// dayOnlyRE is a day written without its month's name: the 14th, 14일,
+// 11/14 or 14/11 (either order; a year after it or not).
+var dayOnlyRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)\b|\b(\d{1,2})\s*일|\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b`)
+
+// daysNear are the stretches of text that write a day without its
+// month's name (dayOnlyRE) within dateSlack of a date shown: "on the
+// 14th" of a result dated 2023-11-14, "16일에", "11/14". The day of a
+// date shown is no invented figure. A stretch near none is left to the
+// figures' check: "14일" may be fourteen days.
+func daysNear(text string, shown []day) [][]int {
+	var out [][]int
+	valid := func(month, d int) bool { return month >= 1 && month <= 12 && d >= 1 && d <= 31 }
+	for _, m := range dayOnlyRE.FindAllStringSubmatchIndex(text, -1) {
+		sub := func(i int) int {
+			if m[2*i] < 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(text[m[2*i]:m[2*i+1]])
+			return n
+		}
+		var ok bool
+		if d := max(sub(1), sub(2)); d > 0 {
+			ok = dayOfMonthNear(d, shown)
+		} else {
+			y := sub(5)
+			if y > 0 && y < 100 {
+				y += 2000
+			}
+			a, b := sub(3), sub(4)
+			ok = slices.ContainsFunc(shown, func(s day) bool {
+				return valid(a, b) && near(day{y, a, b}, s) || valid(b, a) && near(day{y, b, a}, s)
+			})
+		}
+		if ok {
+			out = append(out, m[:2])
+		}
+	}
+	return out
+}
+
+// dayOfMonthNear says whether day n of the month of a date shown is
+// within dateSlack of it: a day written alone is of the month the
+// results speak of.
+func dayOfMonthNear(n int, shown []day) bool {
+	return slices.ContainsFunc(shown, func(s day) bool {
+		y := cmp.Or(s.year, 2001)
+		t := time.Date(y, time.Month(s.month), n, 0, 0, 0, 0, time.UTC)
+		return t.Day() == n && near(day{y, s.month, n}, s)
+	})
 }
 
 // blank writes spaces over text's stretches at.
