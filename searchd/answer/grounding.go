@@ -314,11 +314,15 @@ func inventsName(text, material string) bool {
 		known[w] = true
 	}
 	text = citeRE.ReplaceAllString(text, " ")
+	// A line starts a sentence (a list's item), and so does a word after
+	// a stop standing alone ("broke [1]. Overall").
+	text = strings.ReplaceAll(text, "\n", " . ")
 	first := true
 	for _, f := range strings.Fields(text) {
 		// A word's first part: Gina's is Gina, I'm is I.
 		ws := words(f)
 		if len(ws) == 0 {
+			first = first || strings.ContainsAny(f[len(f)-1:], ".!?:")
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
@@ -394,8 +398,9 @@ func blank(text string, at [][]int) string {
 }
 
 // calendarWords are capitalized in English wherever they stand: months
-// (when.go's months) and weekdays.
+// (when.go's months), weekdays, short or not, and a time's AM and PM.
 func calendarWord(w string) bool {
 	_, month := months[w]
-	return month || slices.Contains([]string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}, w)
+	return month || slices.Contains([]string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+		"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "am", "pm"}, w)
 }
