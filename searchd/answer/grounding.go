@@ -73,13 +73,21 @@ type clause struct {
 	cited []int
 }
 
+// leadingRE is a line that starts with citations, after a list's mark or
+// not ("[1] Gina said...", "- [2][3] Minsu..."): a listing, each line
+// citing what follows its citations.
+var leadingRE = regexp.MustCompile(`(?m)^([ \t]*(?:[-*•]|\d{1,2}\.)?[ \t]*)((?:(?:` + citeRE.String() + `)[ \t]*:?[ \t]*)+)(.*)$`)
+
 // clauses splits answer at its citations: the text before each citation
-// (citations side by side, [1][2], cite one stretch together). Text after
-// the last citation is cited by it only when the answer starts with a
-// citation, as a listing does ("[1] Gina said..."); otherwise it is
+// (citations side by side, [1][2], cite one stretch together), a line
+// starting with citations citing the rest of the line (leadingRE). Text
+// after the last citation is cited by it only when the answer starts with
+// a citation, as a listing does ("[1] Gina said..."); otherwise it is
 // uncited and not judged here. (A start of digits alone, a date, counts
 // as none.)
 func clauses(answer string) []clause {
+	// A line's leading citations are read as if they ended it.
+	answer = leadingRE.ReplaceAllString(answer, "${1}${3} ${2}")
 	var out []clause
 	prev := 0
 	for _, m := range citeRE.FindAllStringIndex(answer, -1) {

@@ -44,6 +44,11 @@ func TestSummaryCitingTheWrongResultIsRefused(t *testing.T) {
 		"Alex said the boiler broke and Sam told him to call a plumber (3).":                      "cited [3]",
 		"Alex said the boiler broke and Sam told him to call a plumber [1] (not a 2023 story).":   "",
 		"Alex said the boiler broke and Sam told him to call a plumber [1], and 2 people agreed.": "",
+		// A listing: each line cites what follows its citations.
+		"[1] Alex said the boiler broke and Sam told him to call a plumber.\n[2] Jordan booked the cabin trip for the weekend.":     "",
+		"- [1] Alex said the boiler broke and Sam told him to call a plumber.\n- [2] Jordan booked the cabin trip for the weekend.": "",
+		"Found:\n[1]: Alex said the boiler broke and Sam told him to call a plumber.\n[2]: Jordan booked the cabin trip.":           "",
+		"[2] Alex said the boiler broke and Sam told him to call a plumber.\n[1] Jordan booked the cabin trip for the weekend.":     "do not say",
 	}, q, input, shown)
 	// SmolLM2's: what [2] says, cited as [1] (it passed every check before).
 	found := false
