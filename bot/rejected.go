@@ -134,6 +134,9 @@ func (b *Bot) forgetRejectedGone(ctx context.Context) error {
 		part.Quoted, req.Quoted = req.Quoted[:n], req.Quoted[n:]
 		res, err := b.searchd.Gone(ctx, part)
 		if err != nil {
+			// What was learnt still goes: a searchd older than the bot
+			// refuses deleted and forgotten, not the opt-outs.
+			b.forgetRejected(gone)
 			return err
 		}
 		for _, id := range res.Deleted {

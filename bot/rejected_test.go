@@ -294,3 +294,53 @@ func TestOptOutTakesTheMembersLinkPreviewOutOfTheRejectedSpool(t *testing.T) {
 		t.Errorf("the rejected batch lost what nobody removed: %s", got)
 	}
 }
+
+// olderSearchd is a searchd older than the bot: it knows neither POST
+// /v1/gone's deleted and forgotten (its strict decoder refuses them) nor
+// POST /v1/outdated.
+type olderSearchd struct{ Searchd }
+
+func (o olderSearchd) Gone(ctx context.Context, q *api.GoneRequest) (*api.Gone, error) {
+	if len(q.Deleted)+len(q.Forgotten) > 0 {
+		return nil, &api.Error{Status: 400, Message: `invalid JSON body: json: unknown field "deleted"`}
+	}
+	return o.Searchd.Gone(ctx, q)
+}
+
+func (o olderSearchd) Outdated(context.Context, *api.OutdatedRequest) (*api.Outdated, error) {
+	return nil, &api.Error{Status: 404, Message: "no route POST /v1/outdated"}
+}
+
+// A bot upgraded before its searchd (a searchd older than the bot is a
+// state the bot lives with: troubleshooting.md) still takes out of
+// SPOOL/rejected/ the messages of a member who opted out through
+// searchd's socket, as it did before it asked searchd about deletions
+// too: what the older searchd can answer (the opt-outs) is not lost with
+// what it cannot.
+func TestOptOutThroughAnOlderSearchdLeavesTheBotsRejectedSpool(t *testing.T) {
+	e := setup(t, checkedOften)
+	h := history()
+	e.backfilled(int64(len(h)))
+	e.restartHolding(0, func(b *Bot) { b.searchd = olderSearchd{b.searchd} })
+	at := h[0].Timestamp.Time()
+	msg := func(id api.ID, who discord.UserID, text string) api.MessageUpsert {
+		return api.MessageUpsert{ID: id, ChannelID: api.ID(general), GuildID: guildID,
+			Author: api.Author{ID: api.ID(who), Username: "u"}, Content: text, CreatedAt: at}
+	}
+	data, _ := json.Marshal(api.MessageBatch{Messages: []api.MessageUpsert{
+		msg(990, alice, "zq-alice's refused words"), msg(991, bob, "bob's refused words")}})
+	p := filepath.Join(e.cfg.SpoolDir, "rejected", fmt.Sprintf("%020d.json", 97))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.OptOut(context.Background(), api.ID(alice)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "alice's message to leave the rejected batch", func() bool {
+		got, err := os.ReadFile(p)
+		return err == nil && !strings.Contains(string(got), "zq-")
+	})
+	if got, _ := os.ReadFile(p); !strings.Contains(string(got), "bob's refused words") {
+		t.Errorf("the rejected batch lost another member's message: %s", got)
+	}
+}
