@@ -295,6 +295,7 @@ func inventsFigure(text, material string) string {
 	// A date's numbers are judged as a date, not as figures: the 14 of
 	// 2023-11-14 is no count of 14.
 	text, material = blank(text, at), blank(material, shownAt)
+	text = blank(text, rangeEnds(text, days, at, shownDays))
 	text = blank(text, daysNear(text, shownDays))
 	known := numbersIn(material)
 	for _, s := range numberRE.FindAllString(text, -1) {
@@ -343,9 +344,39 @@ func inventsName(text, material string) bool {
 	return false
 }
 
-// dayOnlyRE is a day written without its month's name: the 14th, 14일,
-// 11/14 or 14/11 (either order; a year after it or not).
-var dayOnlyRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)\b|\b(\d{1,2})\s*일|\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b`)
+// dayOnlyRE is a day written without its month's name: the 14th, 14일
+// (14~16일: two), 11/14 or 14/11, 11-14, 11.14 (either order; a year
+// after it or not), and a Korean month alone, 12월 (English writes
+// December, no figure).
+var dayOnlyRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)\b|\b(?:(\d{1,2})\s*[-–~]\s*)?(\d{1,2})\s*일|\b(\d{1,2})[/.\-](\d{1,2})(?:[/.\-](\d{4}|\d{2}))?\b|\b(\d{1,2})\s*월`)
+
+// rangeHeadRE and rangeTailRE are the other end of a range of days
+// written beside a date: "14-16 November", "November 14 and 16".
+var (
+	rangeHeadRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s*(?:[-–~]|to|and|through|until|till)\s*$`)
+	rangeTailRE = regexp.MustCompile(`(?i)^\s*(?:[-–~]|to|and|through|until|till)\s*(\d{1,2})(?:st|nd|rd|th)?\b`)
+)
+
+// rangeEnds are the stretches of text that end a range of days beside
+// one of its dates (days, at at): a day of the date's month within
+// dateSlack of a date shown, no figure.
+func rangeEnds(text string, days []day, at [][]int, shown []day) [][]int {
+	var out [][]int
+	for i, d := range days {
+		try := func(m []int, off int) {
+			if m == nil {
+				return
+			}
+			n, _ := strconv.Atoi(text[off+m[2] : off+m[3]])
+			if slices.ContainsFunc(shown, func(s day) bool { return n >= 1 && n <= 31 && near(day{d.year, d.month, n}, s) }) {
+				out = append(out, []int{off + m[2], off + m[3]})
+			}
+		}
+		try(rangeHeadRE.FindStringSubmatchIndex(text[:at[i][0]]), 0)
+		try(rangeTailRE.FindStringSubmatchIndex(text[at[i][1]:]), at[i][1])
+	}
+	return out
+}
 
 // daysNear are the stretches of text that write a day without its
 // month's name (dayOnlyRE) within dateSlack of a date shown: "on the
@@ -364,14 +395,19 @@ func daysNear(text string, shown []day) [][]int {
 			return n
 		}
 		var ok bool
-		if d := max(sub(1), sub(2)); d > 0 {
-			ok = dayOfMonthNear(d, shown)
-		} else {
-			y := sub(5)
+		switch {
+		case m[2] >= 0:
+			ok = dayOfMonthNear(sub(1), shown)
+		case m[6] >= 0:
+			ok = dayOfMonthNear(sub(3), shown) && (m[4] < 0 || dayOfMonthNear(sub(2), shown))
+		case m[14] >= 0:
+			ok = sub(7) >= 1 && sub(7) <= 12
+		default:
+			y := sub(6)
 			if y > 0 && y < 100 {
 				y += 2000
 			}
-			a, b := sub(3), sub(4)
+			a, b := sub(4), sub(5)
 			ok = slices.ContainsFunc(shown, func(s day) bool {
 				return valid(a, b) && near(day{y, a, b}, s) || valid(b, a) && near(day{y, b, a}, s)
 			})

@@ -93,12 +93,16 @@ func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 		"Alex and Sam talked about the boiler, 2 of them [1][2].":  "",
 		"Alex said the boiler broke, it was 30 degrees inside [1]": "names a figure",
 		// A day without its month, of a date shown or near one.
-		"Alex said the boiler broke on the 14th [1].":                            "",
-		"Alex's boiler broke on the 13th, the cabin was booked the 16th [1][2].": "",
-		"Alex said the boiler broke on 11/14 [1].":                               "",
-		"Alex said the boiler broke on 14/11/2023 [1].":                          "",
-		"Alex said the boiler broke on the 31st [1].":                            "names a figure",
-		"Alex said the boiler broke on 5/29 [1].":                                "names a figure",
+		"Alex said the boiler broke on the 14th [1].":                                     "",
+		"Alex's boiler broke on the 13th, the cabin was booked the 16th [1][2].":          "",
+		"Alex said the boiler broke on 11/14 [1].":                                        "",
+		"Alex said the boiler broke on 14/11/2023 [1].":                                   "",
+		"Alex said the boiler broke on the 31st [1].":                                     "names a figure",
+		"Alex's boiler broke and the cabin was booked between November 14-16 [1][2].":     "",
+		"Alex's boiler broke and the cabin was booked between 14 and 16 November [1][2].": "",
+		"Alex said the boiler broke on the morning of 11-14 [1].":                         "",
+		"Alex said the boiler broke on November 14 and 45 times since [1].":               "names a figure",
+		"Alex said the boiler broke on 5/29 [1].":                                         "names a figure",
 	}, q, input, shown)
 	// Korean dates and amounts alike: 12만원 is 120000.
 	ko := "민수가 이사 간다고 한 게 언제였지?"
@@ -108,6 +112,10 @@ func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 	checkCases(t, map[string]string{
 		"민수는 11월 20일쯤 부산으로 이사 간다고 했어요 [2].":      "",
 		"민수는 12월 25일에 부산으로 이사 간다고 했어요 [2].":      "names a date",
+		"민수는 11월 14~16일쯤 부산으로 이사 간다고 했어요 [2].":   "",
+		"민수는 다음 달, 즉 12월에 부산으로 이사 간다고 했어요 [2].":  "",
+		"민수는 11.16에 부산으로 이사 간다고 했어요 [2].":        "",
+		"민수는 11월 14~45일쯤 부산으로 이사 간다고 했어요 [2].":   "names a figure",
 		"민수는 16일에 부산으로 이사 간다고 했어요 [2].":          "",
 		"민수는 31일에 부산으로 이사 간다고 했어요 [2].":          "names a figure",
 		"민수는 부산으로 이사 가는데 복비로 120,000원 들었대요 [2].": "",
