@@ -44,6 +44,10 @@ func TestSummaryCitingTheWrongResultIsRefused(t *testing.T) {
 		"Alex said the boiler broke and Sam told him to call a plumber (3).":                      "cited [3]",
 		"Alex said the boiler broke and Sam told him to call a plumber [1] (not a 2023 story).":   "",
 		"Alex said the boiler broke and Sam told him to call a plumber [1], and 2 people agreed.": "",
+		// A list numbered in parentheses, citing in brackets.
+		"Alex's boiler: (1) it broke this morning, (2) there is no hot water, and (3) Sam told him to call a plumber [1].": "",
+		"Alex's boiler: (1) it broke this morning, (2) there is no hot water, and (3) Sam told him to call a plumber (3).": "cited [3]",
+		"(1) Alex said the boiler broke.\n(2) Sam told him to call a plumber.\n(3) He charged 120 bucks.":                  "cited [3]",
 		// A listing: each line cites what follows its citations.
 		"[1] Alex said the boiler broke and Sam told him to call a plumber.\n[2] Jordan booked the cabin trip for the weekend.":     "",
 		"- [1] Alex said the boiler broke and Sam told him to call a plumber.\n- [2] Jordan booked the cabin trip for the weekend.": "",

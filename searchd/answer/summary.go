@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -54,6 +55,7 @@ var fragmentRE = regexp.MustCompile(`[\n.,;!?]+`)
 // It must also be written, not echoed (checkWritten): not the prompt's
 // rules or the results given back, and in the question's language.
 func checkSummary(answer, question, input string, shown []int) error {
+	answer = withoutListMarks(answer)
 	if n, bad := badCitation(answer, shown); bad {
 		return fmt.Errorf("the summary cited [%d], a result it was not given", n)
 	}
@@ -174,6 +176,54 @@ func placeholder(answer, input string) bool {
 		}
 	}
 	return false
+}
+
+// parenNumberRE is a number alone in parentheses, and listMarkBeforeRE
+// what stands before one that numbers a list's item: the start of a line,
+// a colon, a comma, a semicolon, "and" or "or".
+var (
+	parenNumberRE    = regexp.MustCompile(`[(（]\s*([0-9０-９]{1,2})\s*[)）]`)
+	listMarkBeforeRE = regexp.MustCompile(`(?i)(?:^|[:;,：；，、]|\band|\bor|및|그리고)\s*$`)
+)
+
+// bracketCiteRE is citeRE's bracketed citation.
+var bracketCiteRE = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]`)
+
+// withoutListMarks blanks the numbers in parentheses of answer that
+// number the items of a list, not results, in an answer that cites in
+// brackets: "(1) it broke, (2) ... and (3) ... [1]" over two results is
+// no citation of a third. They are (1), (2) and on, in order, two or
+// more, each before a word and after what starts an item
+// (listMarkBeforeRE). A citation follows what it cites: "broke (1) and
+// ... (2)." stays one, and so do all of an answer citing in no brackets.
+func withoutListMarks(answer string) string {
+	ms := parenNumberRE.FindAllStringSubmatchIndex(answer, -1)
+	if len(ms) < 2 || !bracketCiteRE.MatchString(answer) {
+		return answer
+	}
+	for i, m := range ms {
+		n, _ := strconv.Atoi(strings.Map(func(r rune) rune {
+			if '０' <= r && r <= '９' {
+				return r - '０' + '0'
+			}
+			return r
+		}, answer[m[2]:m[3]]))
+		line := answer[:m[0]]
+		if j := strings.LastIndexByte(line, '\n'); j >= 0 {
+			line = line[j+1:]
+		}
+		next, _ := utf8.DecodeRuneInString(strings.TrimLeft(answer[m[1]:], " \t"))
+		if n != i+1 || !listMarkBeforeRE.MatchString(line) || !unicode.IsLetter(next) && !unicode.IsDigit(next) {
+			return answer
+		}
+	}
+	b := []byte(answer)
+	for _, m := range ms {
+		for k := m[0]; k < m[1]; k++ {
+			b[k] = ' '
+		}
+	}
+	return string(b)
 }
 
 // badCitation returns the first number cited of a result not shown.
