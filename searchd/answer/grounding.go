@@ -442,9 +442,11 @@ func blank(text string, at [][]int) string {
 }
 
 // calendarWords are capitalized in English wherever they stand: months
-// (when.go's months), weekdays, short or not, and a time's AM and PM.
+// (when.go's months), weekdays, short or not, one or many (Tuesdays), and
+// a time's AM and PM.
 func calendarWord(w string) bool {
 	_, month := months[w]
-	return month || slices.Contains([]string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-		"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "am", "pm"}, w)
+	days := []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+		"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "am", "pm"}
+	return month || slices.Contains(days, w) || strings.HasSuffix(w, "days") && slices.Contains(days, strings.TrimSuffix(w, "s"))
 }
