@@ -286,6 +286,7 @@ func numbersIn(material string) map[float64]bool {
 func inventsFigure(text, material string) string {
 	text = citeRE.ReplaceAllString(text, " ")
 	shownDays, shownAt := datesIn(material)
+	shownDays = append(shownDays, numericDates(material)...)
 	days, at := datesIn(text)
 	for _, d := range days {
 		if !slices.ContainsFunc(shownDays, func(s day) bool { return near(d, s) }) {
@@ -349,6 +350,31 @@ func inventsName(text, material string) bool {
 // after it or not), and a Korean month alone, 12월 (English writes
 // December, no figure).
 var dayOnlyRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)\b|\b(?:(\d{1,2})\s*[-–~]\s*)?(\d{1,2})\s*일|\b(\d{1,2})[/.\-](\d{1,2})(?:[/.\-](\d{4}|\d{2}))?\b|\b(\d{1,2})\s*월`)
+
+// numericDateRE is a date a message writes in figures alone: 12/23,
+// 23/12, 12.23 (a Korean habit), a year after it or not.
+var numericDateRE = regexp.MustCompile(`\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{4}|\d{2}))?\b`)
+
+// numericDates are the dates material writes in figures alone, read
+// either way (12/23 and 23/12 alike): "on 12/23" in a message is the
+// December 23 a summary may name.
+func numericDates(material string) []day {
+	var out []day
+	for _, m := range numericDateRE.FindAllStringSubmatch(material, -1) {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		y, _ := strconv.Atoi(m[3])
+		if y > 0 && y < 100 {
+			y += 2000
+		}
+		for _, d := range []day{{y, a, b}, {y, b, a}} {
+			if d.month >= 1 && d.month <= 12 && d.day >= 1 && d.day <= 31 {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
 
 // rangeHeadRE and rangeTailRE are the other end of a range of days
 // written beside a date: "14-16 November", "November 14 and 16".

@@ -183,3 +183,26 @@ func checkCases(t *testing.T, cases map[string]string, q, input string, shown []
 		}
 	}
 }
+
+// A date a message writes in figures alone (12/23, and 12.23 as Korean
+// chats write it) is one the summary may name in words: "the party is on
+// December 23" over "the party is at mine on 12/23" was refused as a date
+// nothing shown names.
+func TestSummaryNamingADateAMessageWritesInFiguresIsTaken(t *testing.T) {
+	q, results := englishResults()
+	results[0].Previews = append(results[0].Previews, sqlite.StoredMessage{AuthorName: "sam", Content: "btw the party is at mine on 12/23, bring snacks"})
+	input, shown := summaryInput(q, results)
+	checkCases(t, map[string]string{
+		"Sam's party is on December 23 [1].":          "",
+		"Sam's party is on the 23rd of December [1].": "",
+		"Sam's party is on February 23 [1].":          "names a date",
+	}, q, input, shown)
+	ko := "민수가 이사 간다고 한 게 언제였지?"
+	_, koResults := shownResults()
+	koResults[1].Previews = append(koResults[1].Previews, sqlite.StoredMessage{AuthorName: "민수", Content: "이삿날은 12.23이야"})
+	koInput, koShown := summaryInput(ko, koResults)
+	checkCases(t, map[string]string{
+		"민수는 12월 23일에 부산으로 이사 간다고 했어요 [2].": "",
+		"민수는 2월 23일에 부산으로 이사 간다고 했어요 [2].":  "names a date",
+	}, ko, koInput, koShown)
+}
