@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -92,15 +93,25 @@ func history() []discord.Message {
 }
 
 // fakeOllama answers plans with the question's words and summaries with a
-// fixed sentence citing [1].
+// fixed sentence citing the result that says it ([1] when none does):
+// searchd refuses a summary citing a result that does not.
 func fakeOllama(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Model  string `json:"model"`
-			Format string `json:"format"`
+			Model    string `json:"model"`
+			Format   string `json:"format"`
+			Messages []struct{ Content string }
 		}
 		json.NewDecoder(r.Body).Decode(&req)
-		content := "The boiler broke and the landlord was called [1]."
+		cite := "1"
+		for _, m := range req.Messages {
+			if i := strings.Index(m.Content, "the boiler broke again"); i >= 0 {
+				if h := regexp.MustCompile(`(?m)^\[(\d+)\] `).FindAllStringSubmatch(m.Content[:i], -1); len(h) > 0 {
+					cite = h[len(h)-1][1]
+				}
+			}
+		}
+		content := "The boiler broke and the landlord was called [" + cite + "]."
 		if req.Format == "json" {
 			content = `{"subqueries":["boiler broke","boiler budget"],"keywords":["boiler"]}`
 		}
@@ -431,7 +442,8 @@ func TestQueryFollowsPermissionsAndPages(t *testing.T) {
 	e := setup(t)
 	e.backfilled(int64(len(history())))
 
-	// Alice (staff) sees #staff's boiler budget; the answer cites [1].
+	// Alice (staff) sees #staff's boiler budget; the answer cites the
+	// result that says the boiler broke.
 	cb, edit, took := e.interaction(alice, 2, query("what happened with the boiler?"))
 	if cb["type"] != 5.0 || cb["data"].(map[string]any)["flags"] != 64.0 {
 		t.Errorf("callback %v: want a deferred, ephemeral (flags 64) reply", cb)
@@ -440,7 +452,7 @@ func TestQueryFollowsPermissionsAndPages(t *testing.T) {
 		t.Errorf("deferred after %v; Discord allows 3 s", took)
 	}
 	text := embedText(edit)
-	for _, want := range []string{"The boiler broke and the landlord was called [1].", "https://discord.com/channels/1000/",
+	for _, want := range []string{"The boiler broke and the landlord was called [", "https://discord.com/channels/1000/",
 		"[1] ", "boiler broke", "llm plan"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("alice's answer lacks %q: %s", want, text)
