@@ -298,6 +298,7 @@ func inventsFigure(text, material string) string {
 	text, material = blank(text, at), blank(material, shownAt)
 	text = blank(text, rangeEnds(text, days, at, shownDays))
 	text = blank(text, daysNear(text, shownDays))
+	text = blank(text, timesShown(text, material))
 	known := numbersIn(material)
 	for _, s := range numberRE.FindAllString(text, -1) {
 		f, ok := number(s)
@@ -350,6 +351,40 @@ func inventsName(text, material string) bool {
 // after it or not), and a Korean month alone, 12월 (English writes
 // December, no figure).
 var dayOnlyRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)\b|\b(?:(\d{1,2})\s*[-–~]\s*)?(\d{1,2})\s*일|\b(\d{1,2})[/.\-](\d{1,2})(?:[/.\-](\d{4}|\d{2}))?\b|\b(\d{1,2})\s*월`)
+
+// timeRE is a time of day as written: 7:45, 7.45, 19.30, 3pm, 3 p.m.,
+// 3시, 3시 30분.
+var timeRE = regexp.MustCompile(`(?i)\b(\d{1,2})(?:[:.](\d{2})\b|\s*(?:am\b|pm\b|a\.m\.|p\.m\.|시(?:\s*(\d{1,2})\s*분)?))`)
+
+// timesShown are the stretches of text that write a time of day material
+// writes too, however each writes it (19.30 and 7:30 PM, 오후 3시 and
+// 15시): its figures are that time's, not invented.
+func timesShown(text, material string) [][]int {
+	type clock struct{ h, m int }
+	read := func(s string, m []int) (clock, bool) {
+		h, _ := strconv.Atoi(s[m[2]:m[3]])
+		var min int
+		for _, g := range []int{4, 6} {
+			if m[g] >= 0 {
+				min, _ = strconv.Atoi(s[m[g]:m[g+1]])
+			}
+		}
+		return clock{h % 12, min}, h <= 24 && min < 60
+	}
+	shown := map[clock]bool{}
+	for _, m := range timeRE.FindAllStringSubmatchIndex(material, -1) {
+		if c, ok := read(material, m); ok {
+			shown[c] = true
+		}
+	}
+	var out [][]int
+	for _, m := range timeRE.FindAllStringSubmatchIndex(text, -1) {
+		if c, ok := read(text, m); ok && shown[c] {
+			out = append(out, m[:2])
+		}
+	}
+	return out
+}
 
 // numericDateRE is a date a message writes in figures alone: 12/23,
 // 23/12, 12.23 (a Korean habit), a year after it or not.

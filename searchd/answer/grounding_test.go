@@ -206,3 +206,27 @@ func TestSummaryNamingADateAMessageWritesInFiguresIsTaken(t *testing.T) {
 		"민수는 2월 23일에 부산으로 이사 간다고 했어요 [2].":  "names a date",
 	}, ko, koInput, koShown)
 }
+
+// A time a message writes is one its summary may write its own way: 7.45
+// as 7:45, 19.30 as 7:30 PM, 오후 3시 30분 as 15:30. Each was refused as
+// a figure nothing shown holds (its minutes, or its hour on the other
+// clock).
+func TestSummaryWritingATimeItsOwnWayIsTaken(t *testing.T) {
+	q, results := englishResults()
+	results[1].Previews = append(results[1].Previews, sqlite.StoredMessage{AuthorName: "jordan", Content: "we leave friday at 7.45, dinner booked for 19.30"})
+	input, shown := summaryInput(q, results)
+	checkCases(t, map[string]string{
+		"Jordan booked the cabin trip; they leave Friday at 7:45 [2].": "",
+		"Jordan booked the cabin trip; dinner is at 7:30 PM [2].":      "",
+		"Jordan booked the cabin trip; dinner is at 8:30 PM [2].":      "names a figure",
+	}, q, input, shown)
+	ko := "민수가 이사 간다고 한 게 언제였지?"
+	_, koResults := shownResults()
+	koResults[1].Previews = append(koResults[1].Previews, sqlite.StoredMessage{AuthorName: "민수", Content: "오후 3시 30분에 짐 싸러 와줘"})
+	koInput, koShown := summaryInput(ko, koResults)
+	checkCases(t, map[string]string{
+		"민수는 부산으로 이사 가고, 15:30에 짐을 싸 달래요 [2].":   "",
+		"민수는 부산으로 이사 가고, 15시 30분에 짐을 싸 달래요 [2].": "",
+		"민수는 부산으로 이사 가고, 16:30에 짐을 싸 달래요 [2].":   "names a figure",
+	}, ko, koInput, koShown)
+}
