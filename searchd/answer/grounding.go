@@ -333,7 +333,7 @@ func inventsName(text, material string) bool {
 		// A word's first part: Gina's is Gina, I'm is I.
 		ws := words(f)
 		if len(ws) == 0 {
-			first = first || strings.ContainsAny(f[len(f)-1:], ".!?:")
+			first = first || ends(f)
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
@@ -341,7 +341,7 @@ func inventsName(text, material string) bool {
 		if !first && unicode.IsUpper(r) && utf8.RuneCountInString(w) > 1 && !known[w] && !search.Stopword(w) && !calendarWord(w) {
 			return true
 		}
-		first = strings.ContainsAny(f[len(f)-1:], ".!?:")
+		first = ends(f)
 	}
 	return false
 }
@@ -489,6 +489,13 @@ func dayOfMonthNear(n int, shown []day) bool {
 		t := time.Date(y, time.Month(s.month), n, 0, 0, 0, 0, time.UTC)
 		return t.Day() == n && near(day{y, s.month, n}, s)
 	})
+}
+
+// ends says whether word f ends a sentence: a stop, a closing quote or
+// bracket after it or not ('plumber."', 'all.)').
+func ends(f string) bool {
+	f = strings.TrimRight(f, `"')]}”’»`)
+	return f != "" && strings.ContainsAny(f[len(f)-1:], ".!?:")
 }
 
 // blank writes spaces over text's stretches at.

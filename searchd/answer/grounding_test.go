@@ -155,12 +155,14 @@ func TestSummaryInventingANameIsRefused(t *testing.T) {
 		"Alex said the boiler broke and a plumber from Bosch came [1].":  "names someone or something",
 		"Jordan booked the cabin trip, Alex brings the Board games [2].": "",
 		// A sentence after a citation's stop, a list's item, a time.
-		"Alex said the boiler broke [1]. Overall, Sam knew a plumber [1].":       "",
-		"Alex's boiler:\n- Broke this morning [1]\n- Calling a plumber next [1]": "",
-		"Alex said the boiler breaks on Tuesdays [1].":                           "",
-		"Alex said the boiler broke at 9 AM on Tue, Nov 14 [1].":                 "",
-		"Alex said the boiler broke [1]. Overall, John fixed it [1].":            "names someone or something",
-		"Alex's boiler:\n- Broke this morning [1]\n- Calling John's plumber [1]": "names someone or something",
+		"Alex said the boiler broke [1]. Overall, Sam knew a plumber [1].":                         "",
+		"Alex's boiler:\n- Broke this morning [1]\n- Calling a plumber next [1]":                   "",
+		"Sam told Alex to \"call a plumber for the boiler.\" Overall, the boiler broke again [1].": "",
+		"Sam told Alex to \"call a plumber for the boiler.\" Overall, John fixed it [1].":          "names someone or something",
+		"Alex said the boiler breaks on Tuesdays [1].":                                             "",
+		"Alex said the boiler broke at 9 AM on Tue, Nov 14 [1].":                                   "",
+		"Alex said the boiler broke [1]. Overall, John fixed it [1].":                              "names someone or something",
+		"Alex's boiler:\n- Broke this morning [1]\n- Calling John's plumber [1]":                   "names someone or something",
 	}, q, input, shown)
 	q, results = shownResults()
 	input, shown = summaryInput(q, results)
