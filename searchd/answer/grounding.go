@@ -276,8 +276,28 @@ func numbersIn(material string) map[float64]bool {
 			out[f] = true
 		}
 	}
+	// A Korean sum of scaled parts is one number: 3만 5천 is 35000, 1억
+	// 2000만 120000000, 2만 500 20500.
+	for _, run := range koCompoundRE.FindAllString(material, -1) {
+		sum, rest := 0.0, run
+		for _, m := range koPartRE.FindAllStringSubmatch(run, -1) {
+			f, _ := number(m[1])
+			sum += f * scales[m[2]]
+			rest = strings.Replace(rest, m[0], "", 1)
+		}
+		if f, ok := number(strings.TrimSpace(rest)); ok {
+			sum += f
+		}
+		out[math.Round(sum)] = true
+	}
 	return out
 }
+
+// koCompoundRE is a Korean number of scaled parts, and koPartRE one part.
+var (
+	koCompoundRE = regexp.MustCompile(`(?:\d+(?:\.\d+)?\s*(?:억|만|천|백)\s*){2,}\d*|(?:\d+(?:\.\d+)?\s*(?:억|만|천|백)\s*)+\d+`)
+	koPartRE     = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(억|만|천|백)`)
+)
 
 // inventsFigure returns why text names a date or a number nothing in
 // material (the question, the results and their dates) leads to, or "":

@@ -111,7 +111,7 @@ func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 	// Korean dates and amounts alike: 12만원 is 120000.
 	ko := "민수가 이사 간다고 한 게 언제였지?"
 	_, koResults := shownResults()
-	koResults[1].Previews = append(koResults[1].Previews, sqlite.StoredMessage{AuthorName: "민수", Content: "복비만 12만원 들었어"})
+	koResults[1].Previews = append(koResults[1].Previews, sqlite.StoredMessage{AuthorName: "민수", Content: "복비만 12만원 들었어, 용달은 3만 5천원"})
 	koInput, koShown := summaryInput(ko, koResults)
 	checkCases(t, map[string]string{
 		"민수는 11월 20일쯤 부산으로 이사 간다고 했어요 [2].":      "",
@@ -124,6 +124,8 @@ func TestSummaryInventingAFigureOrADateIsRefused(t *testing.T) {
 		"민수는 31일에 부산으로 이사 간다고 했어요 [2].":          "names a figure",
 		"민수는 부산으로 이사 가는데 복비로 120,000원 들었대요 [2].": "",
 		"민수는 부산으로 이사 가는데 복비로 350,000원 들었대요 [2].": "names a figure",
+		"민수는 부산으로 이사 가는데 용달이 35,000원이래요 [2].":    "", // 3만 5천
+		"민수는 부산으로 이사 가는데 용달이 36,000원이래요 [2].":    "names a figure",
 	}, ko, koInput, koShown)
 	// A catch-up line is held to its messages, which carry no dates.
 	msgs := "- the boiler guy came, the pressure valve was 80 bucks\n- ok i'll call him on may 3rd then\n"
