@@ -332,8 +332,8 @@ func inventsFigure(text, material string) string {
 
 // inventsName says whether text, written in Latin letters over material
 // in Latin letters only, names someone or something material never does:
-// a capitalized word inside a sentence (not its first word, not "I", not
-// a month or a day) that no word of material is. Over material with
+// a capitalized word inside a sentence (not its first word, not "I" or
+// "OK", not a month or a day) that no word of material is. Over material with
 // other scripts a capitalized word may be a name spelled out from them
 // (부산, Busan), and is not judged.
 func inventsName(text, material string) bool {
@@ -358,7 +358,7 @@ func inventsName(text, material string) bool {
 		}
 		r, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
 		w := ws[0]
-		if !first && unicode.IsUpper(r) && utf8.RuneCountInString(w) > 1 && !known[w] && !search.Stopword(w) && !calendarWord(w) {
+		if !first && unicode.IsUpper(r) && utf8.RuneCountInString(w) > 1 && !known[w] && !search.Stopword(w) && !calendarWord(w) && w != "ok" {
 			return true
 		}
 		first = ends(f)

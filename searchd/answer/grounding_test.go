@@ -161,6 +161,7 @@ func TestSummaryInventingANameIsRefused(t *testing.T) {
 		"Alex's boiler:\n- Broke this morning [1]\n- Calling a plumber next [1]":                   "",
 		"Sam told Alex to \"call a plumber for the boiler.\" Overall, the boiler broke again [1].": "",
 		"Sam told Alex to \"call a plumber for the boiler.\" Overall, John fixed it [1].":          "names someone or something",
+		"Alex said the boiler broke, and Sam said it was OK to call a plumber [1].":                "",
 		"Alex said the boiler breaks on Tuesdays [1].":                                             "",
 		"Alex said the boiler broke at 9 AM on Tue, Nov 14 [1].":                                   "",
 		"Alex said the boiler broke [1]. Overall, John fixed it [1].":                              "names someone or something",
