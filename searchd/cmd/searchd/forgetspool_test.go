@@ -246,3 +246,34 @@ func TestForgetCleansTheBotSpoolItIsTold(t *testing.T) {
 		t.Errorf("after the forget, the refused batch holds %s", got)
 	}
 }
+
+// A --bot-spool that is no directory (a typo, the bot's spool on another
+// disk not mounted) is refused before anything is forgotten: the forget
+// went through and said nothing of the spool, whose refused batches kept
+// what it forgot.
+func TestForgetRefusesABotSpoolThatIsNotThere(t *testing.T) {
+	dir := t.TempDir()
+	data := importSample(t, dir)
+	before := messageCount(t, data)
+	out, err := run(t, "forget", "--data", data, "--bot-spool", filepath.Join(dir, "no-such-spool"), "--channel", "900000000000000020")
+	if err == nil || !strings.Contains(out+err.Error(), "bot-spool") {
+		t.Fatalf("forget with a --bot-spool not there: %v\n%s", err, out)
+	}
+	if n := messageCount(t, data); n != before {
+		t.Errorf("%d messages after the refused forget, %d before", n, before)
+	}
+}
+
+func messageCount(t *testing.T, data string) int {
+	t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(data, sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var n int
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM messages`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -101,6 +101,15 @@ func (m *Main) forgetCmd() *ffcli.Command {
 				}
 				f.Before = t.UnixMicro()
 			}
+			// A spool named is one to clean: a typo would leave what is
+			// forgotten in the real one's refused batches, unsaid. (The
+			// default, DATA/bot-spool, is absent where the bot's is
+			// elsewhere.)
+			if botSpool != "" {
+				if fi, err := os.Stat(botSpool); err != nil || !fi.IsDir() {
+					return fmt.Errorf("nothing forgotten: --bot-spool %s is not a directory (the bot's --spool)", botSpool)
+				}
+			}
 			db, err := cfg.OpenDB(ctx)
 			if err != nil {
 				return err
