@@ -13,7 +13,11 @@ A result is confident when
   messages beyond those as much text holds by chance; --share: the
   share found, the rule before; --rare: the share weighted by word
   rarity) is at least --s and it holds at least --found of the query's
-  content words (all of them, when the query has fewer),
+  content words (all of them, when the query has fewer), and, where
+  its standout is judged and the dump has it, its messages nearer the
+  query than the average message rescored hold some of the words
+  beyond chance (the dump's "near_support" above 0, search's
+  --support-near; --no-near: anywhere),
   or, with --zm, its best message's standout over the messages rescored
   is at least --zm,
   or, with --agree, it is first by both the lexical and the semantic
@@ -46,7 +50,7 @@ of n normal scores, Blom's formula: lower for small n; measured worse,
 docs/retrieval.md).
 
   scripts/abstain-replay.py DUMP.jsonl [DUMP2.jsonl ...] [--z Z] [--lead L] [--s S] [--found F] [--zm ZM] [--share | --rare] [--agree] [--cos C] [--mcos C]
-  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--copy-other C] [--gap G] [--together T]
+  scripts/abstain-replay.py DUMP.jsonl [...] [--copy C] [--copy-other C] [--gap G] [--together T] [--no-near]
   scripts/abstain-replay.py DUMP.jsonl [...] --grid [--no-lead] [--grid-copy]
 
 --grid prints the rules with the best worst margin against the targets
@@ -97,6 +101,8 @@ def results(row, a):
             z = r["z"] - best_of(n, a.correction)
             if "lead" in r:
                 lead = r["lead"]
+            if not a.no_near and r.get("near_support", 1) <= 0:
+                s = -INF  # its words are not where its meaning is
         m = r.get("m", 0)
         if m >= a.min_n and r.get("message_z", 0) != 0:
             zm = r["message_z"] - best_of(m, a.correction)
@@ -189,6 +195,7 @@ def main():
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--grid-copy", action="store_true")
     ap.add_argument("--together", type=float, default=0.6)
+    ap.add_argument("--no-near", action="store_true")
     ap.add_argument("--min-n", type=int, default=8)
     ap.add_argument("--correction", choices=["sqrt", "blom"], default="sqrt")
     a = ap.parse_args()

@@ -104,6 +104,11 @@ type Evidence struct {
 	// conversations compared; Self is its similarity to itself embedded
 	// as a passage, the ceiling of a copy (Closeness is from them).
 	Mean, Std, Self float64
+	// NearSupport is Support over the result's messages nearer the
+	// query than the average message rescored (NearJudged: the
+	// result's messages have similarities; Config.SupportNear).
+	NearSupport float64
+	NearJudged  bool
 	// OtherScript: most of the result's words are in another script
 	// than the query's (a translation, at best: its closeness is held to
 	// Config.TranslationCloseness).
@@ -158,6 +163,13 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 	}
 	c.Evidence.Words, c.Evidence.Found, c.Evidence.Self = int(words), int(found), q.self
 	c.Evidence.Chance, c.Evidence.Length = expected, length
+	if h.nearJudged {
+		// The same over its messages near the query, which decides
+		// below, where the similarity says something.
+		found, words := counted(h.nearHeld, nil)
+		c.Evidence.NearJudged = true
+		c.Evidence.NearSupport = beyondChance(found, words, q.rarity.chance(h.nearHeld, q.messagesLike(h.nearLength, h.nNear), h.nNear))
+	}
 	if q.svc.Measure {
 		c.Evidence.RareSupport = share(supported(q.contentTerms(), q.rarity.weights, texts))
 		c.Evidence.Terms = q.rarity.terms(q.contentTerms(), held, length, len(texts))
@@ -193,7 +205,10 @@ func (q *query) confidence(r Result, texts []string) Confidence {
 		// At best a translation, which comes less close than a copy.
 		bar = cfg.TranslationCloseness
 	}
-	c.High = c.Standout >= cfg.Standout || c.Support >= cfg.Support || bar > 0 && c.Closeness >= bar
+	// Where the meaning is: a conversation of forty messages holds
+	// "know" or "children" in one about something else.
+	supported := c.Support >= cfg.Support && (!cfg.SupportNear || !h.nearJudged || c.Evidence.NearSupport > 0)
+	c.High = c.Standout >= cfg.Standout || supported || bar > 0 && c.Closeness >= bar
 	return c
 }
 
@@ -307,16 +322,30 @@ func counted(held []int, weights []float64) (found, all float64) {
 // particle or ending follows (이사를, 이사). And the texts' length as the
 // keyword index counts it (lexical.TermLength).
 func holding(terms []lexical.Term, texts []string) (held []int, length int) {
-	held = make([]int, len(terms))
+	h := holdingWhere(terms, texts, nil)
+	return h.held, h.length
+}
+
+// holdingWhere is holding, and the same over the texts near marks
+// (nil: none), all in one pass.
+func holdingWhere(terms []lexical.Term, texts []string, near []bool) held {
+	h := held{held: make([]int, len(terms)), nearHeld: make([]int, len(terms)), nTexts: len(texts)}
 	words := map[string]bool{}
 	var cjk strings.Builder
-	for _, t := range texts {
+	for ti, t := range texts {
 		clear(words)
 		cjk.Reset()
+		isNear := near != nil && near[ti]
+		if isNear {
+			h.nNear++
+		}
 		// Every word of a message, however long: Terms would keep a
 		// query's first 64 (a KorQuAD paragraph's first sentences).
 		lexical.EachTerm(t, func(w lexical.Term) {
-			length += lexical.TermLength(w)
+			h.length += lexical.TermLength(w)
+			if isNear {
+				h.nearLength += lexical.TermLength(w)
+			}
 			if len(terms) == 0 {
 				return
 			}
@@ -329,11 +358,14 @@ func holding(terms []lexical.Term, texts []string) (held []int, length int) {
 		joined := cjk.String()
 		for i, t := range terms {
 			if t.CJK && strings.Contains(joined, prefix(t.Text, 2)) || !t.CJK && words[prefix(t.Text, 4)] {
-				held[i]++
+				h.held[i]++
+				if isNear {
+					h.nearHeld[i]++
+				}
 			}
 		}
 	}
-	return held, length
+	return h
 }
 
 // embed embeds the query.
@@ -520,10 +552,14 @@ func (q *query) judge(ctx context.Context, ranked, page []Result) (bool, error) 
 type resultKey struct{ segment, message int64 }
 
 // held is how many of a result's texts hold each content word, their
-// length as the keyword index counts it, and how many texts there are.
+// length as the keyword index counts it, and how many texts there are;
+// and the same of its texts near the query (nearJudged: told).
 type held struct {
-	held           []int
-	length, nTexts int
+	held              []int
+	length, nTexts    int
+	nearHeld          []int
+	nearLength, nNear int
+	nearJudged        bool
 }
 
 // holdingOf counts r's texts' words once per query: its own support and
@@ -533,13 +569,32 @@ func (q *query) holdingOf(r Result, texts []string) held {
 	if h, ok := q.holdings[k]; ok {
 		return h
 	}
-	h := held{nTexts: len(texts)}
-	h.held, h.length = holding(q.contentTerms(), texts)
+	near, judged := q.nearQuery(r, len(texts))
+	h := holdingWhere(q.contentTerms(), texts, near)
+	h.nearJudged = judged
 	if q.holdings == nil {
 		q.holdings = map[resultKey]held{}
 	}
 	q.holdings[k] = h
 	return h
+}
+
+// nearQuery says which of r's n texts (its messages, as texts has them)
+// are nearer the query than the average message rescored (q.msgSpread),
+// by their similarity as rescoring judged it (withinSegment.judged);
+// judged: r's messages have similarities to tell it by.
+func (q *query) nearQuery(r Result, n int) (near []bool, judged bool) {
+	ws := q.within[r.SegmentID]
+	if q.Mode == Lexical || r.SegmentID == 0 || ws == nil || len(ws.messages) != n || len(ws.judged) == 0 || q.msgSpread.N < 2 {
+		return nil, false
+	}
+	near = make([]bool, n)
+	for i, m := range ws.messages {
+		if sim, ok := ws.judged[m.ID]; ok && sim >= q.msgSpread.Mean {
+			near[i] = true
+		}
+	}
+	return near, true
 }
 
 // together is the support of results (texts: their messages) taken as

@@ -23,6 +23,10 @@ type withinSegment struct {
 	// scores are the length-weighted similarities of the messages that
 	// have a vector.
 	scores map[int64]float64
+	// judged are the messages' similarities as support judges where
+	// the meaning is (Config.SupportNear): length-weighted, with a
+	// reply's credit, without the boost of a person named.
+	judged map[int64]float64
 	// bestSim is the best length-weighted similarity of a message, as
 	// is (no credit, no boost): what a confidence compares (hasSim: one
 	// had a vector).
@@ -64,7 +68,7 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 	full := float64(q.svc.Config.FullChars)
 	for _, seg := range todo {
 		ms := msgs[seg]
-		ws := &withinSegment{messages: ms, scores: map[int64]float64{}}
+		ws := &withinSegment{messages: ms, scores: map[int64]float64{}, judged: map[int64]float64{}}
 		type scored struct {
 			id    int64
 			score float64
@@ -98,6 +102,7 @@ func (q *query) rankWithin(ctx context.Context, segs []int64) error {
 					}
 					sim = max(sim, q.svc.Config.AnswerCredit*asked)
 				}
+				ws.judged[m.ID] = sim
 				s := q.boost(m.AuthorID, sim)
 				sc[i].score, sc[i].has = s, true
 				ws.scores[m.ID] = s

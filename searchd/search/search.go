@@ -103,6 +103,13 @@ type Config struct {
 	// chance (Support's measure, over them as one text). 0.6, chosen
 	// by `searchd eval abstain`; 0 disables it.
 	Together float64
+	// SupportNear: a result's Support counts only where its messages
+	// nearer the query than the average message rescored hold some of
+	// the words beyond chance (confidence.go): a word said in passing,
+	// in a message about something else, is no match. Where the
+	// similarity says nothing (lexical mode, a query the model cannot
+	// read) Support counts as it is.
+	SupportNear bool
 	// RescoreBudget bounds embedding messages that have no stored vector
 	// yet, per query.
 	RescoreBudget time.Duration
@@ -119,7 +126,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.5, LexicalSupport: 0.25, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
-		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.32, Together: 0.6}
+		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.32, Together: 0.6, SupportNear: true}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):

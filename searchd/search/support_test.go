@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dsearch/searchd"
+	"dsearch/searchd/index"
 	"dsearch/searchd/segment"
 	"dsearch/searchd/sqlite"
 )
@@ -120,5 +121,53 @@ func TestSupportIsTheChannelsSearched(t *testing.T) {
 	req.Filter, req.Readable = sqlite.Filter{}, nil
 	if all := run(t, s, req).Results[0].Confidence; all.Evidence.Chance <= before.Evidence.Chance {
 		t.Errorf("over every channel %.3f words expected, over the one %.3f: want more", all.Evidence.Chance, before.Evidence.Chance)
+	}
+}
+
+// A result's words count where its meaning is: a conversation that
+// holds every word of the question, but only in a message further from
+// the question than the average message rescored (a word said in
+// passing, in a message about something else), is not confident by its
+// support; the same conversation with the words in a message nearer
+// the question than average is. With SupportNear off, both are.
+func TestSupportWhereTheMeaningIs(t *testing.T) {
+	texts := []string{"the printer jams again, btw the pottery kiln glaze came", "ok", "see you monday"}
+	judge := func(nearWords, supportNear bool) Confidence {
+		cfg := DefaultConfig()
+		cfg.SupportNear = supportNear
+		q := &query{svc: &Service{Config: cfg}, Request: Request{Query: "pottery kiln glaze", Mode: Semantic}}
+		q.text, q.vec = q.Query, []float32{1}
+		q.spread = index.Spread{N: 12, Mean: 0.8, Std: 0.02} // the result no closer than the rest: no standout
+		ws := &withinSegment{judged: map[int64]float64{}}
+		for i, text := range texts {
+			ws.messages = append(ws.messages, sqlite.StoredMessage{ID: int64(i + 1), Content: text})
+		}
+		// The messages rescored: their mean is 0.8.
+		for _, sim := range []float64{0.75, 0.8, 0.85, 0.8, 0.8} {
+			q.msgSpread.Add(sim)
+		}
+		ws.judged[1], ws.judged[2], ws.judged[3] = 0.7, 0.82, 0.84 // the words in passing
+		if nearWords {
+			ws.judged[1], ws.judged[2], ws.judged[3] = 0.9, 0.75, 0.74
+		}
+		q.within = map[int64]*withinSegment{7: ws}
+		r := Result{SegmentID: 7, Components: map[string]Component{"semantic": {Rank: 1, Score: 0.8}}}
+		return q.confidence(r, texts)
+	}
+	for _, c := range []struct {
+		nearWords, supportNear, want bool
+	}{
+		{false, true, false},
+		{true, true, true},
+		{false, false, true},
+	} {
+		got := judge(c.nearWords, c.supportNear)
+		if got.Support < DefaultConfig().Support || got.Standout >= DefaultConfig().Standout {
+			t.Fatalf("support %.2f, standout %.2f: the test wants every word found and no standout", got.Support, got.Standout)
+		}
+		if got.High != c.want || !got.Evidence.NearJudged || (got.Evidence.NearSupport > 0) != c.nearWords {
+			t.Errorf("words in a message near the question %v, SupportNear %v: high %v (near support %.2f, judged %v); want high %v",
+				c.nearWords, c.supportNear, got.High, got.Evidence.NearSupport, got.Evidence.NearJudged, c.want)
+		}
 	}
 }

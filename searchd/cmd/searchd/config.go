@@ -85,6 +85,7 @@ func (c *Config) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Search.Support, "support", c.Search.Support, "... or when this share of the query's content words is in its messages beyond those as much text holds by chance")
 	fs.Float64Var(&c.Search.Closeness, "closeness", c.Search.Closeness, "... or when its similarity goes this share of the way from the query's mean over the conversations searched to the query's similarity to itself as a passage, a copy's (0: off, and no second embedding of the query)")
 	fs.Float64Var(&c.Search.TranslationCloseness, "translation-closeness", c.Search.TranslationCloseness, "... the same share for a result mostly written in another script than the query, which can only be a translation (0: --closeness for every result)")
+	fs.BoolVar(&c.Search.SupportNear, "support-near", c.Search.SupportNear, "... where the support counts only when the result's messages nearer the query than the average message hold some of those words beyond chance (false: anywhere in the result)")
 	fs.Float64Var(&c.Search.Together, "together", c.Search.Together, "... or when the first ten results together hold this share of the query's content words beyond those as much text holds by chance (0: off)")
 	fs.Float64Var(&c.Search.LexicalWeight, "lexical-weight", c.Search.LexicalWeight, "hybrid: weight of the lexical ranking's z-scores")
 	fs.Float64Var(&c.Search.LexicalSupport, "lexical-support", c.Search.LexicalSupport, "hybrid: fuse the lexical ranking only when one of its first hits holds this share of the query's content words (0: always)")

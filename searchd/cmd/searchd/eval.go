@@ -79,7 +79,7 @@ func (m *Main) evalCmd() *ffcli.Command {
 	abstain := command("abstain", "SET_DIR SET_DIR... [flags]",
 		"whether search says so when nothing matches: each set's questions in their own channel, in another of the set's channels without names, and in the next set's (each SET_DIR: exports and queries.jsonl)", &acfg,
 		func(fs *flag.FlagSet) {
-			fs.StringVar(&adump, "dump", "", `write {"set", "kind", "via", "id", "refused", "recall10", "top": [{"high", "standout", "support", "closeness", and the evidence: "z", "n", "message_z", "m", "rare_support", "lead", "cosine", "message_cosine", "words", "found", "mean", "std", "self", "semantic_rank", "lexical_rank", "terms", "together"}]} lines here (scripts/abstain-replay.py)`)
+			fs.StringVar(&adump, "dump", "", `write {"set", "kind", "via", "id", "refused", "recall10", "top": [{"high", "standout", "support", "closeness", and the evidence: "z", "n", "message_z", "m", "rare_support", "lead", "cosine", "message_cosine", "words", "found", "mean", "std", "self", "semantic_rank", "lexical_rank", "terms", "together", "near_support"}]} lines here (scripts/abstain-replay.py)`)
 			fs.IntVar(&aevery, "every", 1, "ask every Nth question of each set (1: all; 3: the first, fourth, ...)")
 			fs.BoolVar(&asegs, "segments-only", false, "embed conversations only, not messages, and rank messages without vectors (quicker; recall is then not eval retrieval's)")
 			fs.StringVar(&akeep, "keep", "", "keep the scratch database in this directory, and use it as it is when it is there: a second run with the same sets and model embeds nothing")

@@ -219,11 +219,15 @@ func askAbstain(ctx context.Context, svc *search.Service, ans *answer.Service, v
 	}
 	for _, r := range results[:min(3, len(results))] {
 		cf := r.Confidence
-		c.top = append(c.top, map[string]any{"high": cf.High, "standout": cf.Standout, "support": cf.Support, "closeness": cf.Closeness,
+		top := map[string]any{"high": cf.High, "standout": cf.Standout, "support": cf.Support, "closeness": cf.Closeness,
 			"z": cf.Evidence.Z, "n": cf.Evidence.N, "message_z": cf.Evidence.MessageZ, "m": cf.Evidence.M, "rare_support": cf.Evidence.RareSupport, "chance": cf.Evidence.Chance, "length": cf.Evidence.Length,
 			"lead": cf.Evidence.Lead, "cosine": cf.Evidence.Cosine, "message_cosine": cf.Evidence.MessageCosine, "words": cf.Evidence.Words, "found": cf.Evidence.Found,
 			"mean": cf.Evidence.Mean, "std": cf.Evidence.Std, "self": cf.Evidence.Self, "other_script": cf.Evidence.OtherScript, "terms": dumpTerms(cf.Evidence.Terms), "together": cf.Together,
-			"semantic_rank": r.Components["semantic"].Rank, "lexical_rank": r.Components["lexical"].Rank})
+			"semantic_rank": r.Components["semantic"].Rank, "lexical_rank": r.Components["lexical"].Rank}
+		if cf.Evidence.NearJudged {
+			top["near_support"] = cf.Evidence.NearSupport
+		}
+		c.top = append(c.top, top)
 	}
 	return c, nil
 }

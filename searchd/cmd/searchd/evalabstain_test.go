@@ -73,7 +73,8 @@ func TestEvalAbstain(t *testing.T) {
 	if len(lines) != 2*(4*3+2*2) {
 		t.Fatalf("dump has %d lines, want one per question, kind and way (32)", len(lines))
 	}
-	expected := 0 // results with words expected by chance
+	expected := 0   // results with words expected by chance
+	nearJudged := 0 // first results whose words near the question are counted
 	for _, line := range lines {
 		var c struct {
 			Kind, Via string
@@ -129,6 +130,16 @@ func TestEvalAbstain(t *testing.T) {
 		if self, _ := c.Top[0]["self"].(float64); self <= 0 {
 			t.Errorf("the query's similarity to itself as a passage not measured: %s", line)
 		}
+		// An answer's words are where its meaning is (search.Config.SupportNear).
+		if near, ok := c.Top[0]["near_support"].(float64); ok {
+			nearJudged++
+			if c.Kind == "answerable" && near <= 0 {
+				t.Errorf("an answer's words are not in its messages near the question: %s", line)
+			}
+		}
+	}
+	if nearJudged == 0 {
+		t.Error("no result's support near the question judged")
 	}
 	if _, err := run(t, "eval", "abstain", "--model", model, "--embed-backend", "go", home); err == nil {
 		t.Error("one set accepted: nothing to ask the questions in")
