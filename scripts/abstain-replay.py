@@ -29,7 +29,7 @@ A result is confident when
   similarity's share of the way from the query's mean similarity over
   the conversations compared to the query's similarity to itself
   embedded as a passage (1: as close as a copy; the dump's "self",
-  "mean", "std"; --copy-other, 0.32, search's, for a result mostly in
+  "mean", "std"; --copy-other, 0.304, search's, for a result mostly in
   another script than the query, the dump's "other_script", which can
   only be a translation: 0 holds it to --copy, and the grid moves it in
   proportion to --copy), or, with --gap, it is within that many of the
@@ -191,7 +191,7 @@ def main():
     ap.add_argument("--cos", type=float, default=INF)
     ap.add_argument("--mcos", type=float, default=INF)
     ap.add_argument("--copy", type=float, default=0.4)
-    ap.add_argument("--copy-other", type=float, default=0.32)
+    ap.add_argument("--copy-other", type=float, default=0.304)
     ap.add_argument("--gap", type=float, default=-INF)
     ap.add_argument("--grid-copy", action="store_true")
     ap.add_argument("--together", type=float, default=0.6)

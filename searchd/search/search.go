@@ -94,8 +94,9 @@ type Config struct {
 	// TranslationCloseness replaces Closeness for a result mostly written
 	// in another script than the query (script.go): a translation cannot
 	// be a copy, and multilingual-e5-small puts a sentence's translation
-	// 0.25–0.76 of the way to a copy. 0.32, chosen by `searchd eval
-	// abstain`; 0: Closeness for every result.
+	// 0.25–0.76 of the way to a copy. 0.304, chosen by `searchd eval
+	// abstain` for both networks of the default model (int8 and 4-bit:
+	// docs/retrieval.md); 0: Closeness for every result.
 	TranslationCloseness float64
 	// Together: a response is also confident when its first page's
 	// worth of results (togetherRanks) hold this share of the query's
@@ -126,7 +127,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Window: 100, LexicalWeight: 0.5, LexicalSupport: 0.25, SemanticWeight: 1, MinReading: 0.5, Pool: 40, RescoreLimit: 80,
 		FullChars: 12, SegmentWeight: 0.5, AnswerCredit: 0.97, RescoreBudget: 300 * time.Millisecond, AuthorBoost: 1,
-		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.32, Together: 0.6, SupportNear: true}
+		Standout: 1, Support: 0.4, Closeness: 0.4, TranslationCloseness: 0.304, Together: 0.6, SupportNear: true}
 }
 
 // Service answers searches. Embedder and Matrix may be nil (no model):
