@@ -158,25 +158,57 @@ var (
 
 // bracketRE is any group in square brackets; citationRE one that is only
 // a citation: numbers, their separators, and the words a citation may
-// name them with ([1], [2, 3], [results 2 and 3], [결과 1]).
+// name them with ([1], [2, 3], [1; 2], [#1], [results 2 and 3], [결과 1]).
 var (
 	bracketRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[\]】］]`)
-	citationRE = regexp.MustCompile(`(?i)^[\[【［](?:\s|[0-9０-９]|[,，、\-–~&]|and|results?|결과)*[0-9０-９](?:\s|[0-9０-９]|[,，、\-–~&]|and|results?|결과)*[\]】］]$`)
+	citationRE = regexp.MustCompile(`(?i)^[\[【［](?:\s|[0-9０-９]|[,，、;；#\-–~&]|and|results?|결과)*[0-9０-９](?:\s|[0-9０-９]|[,，、;；#\-–~&]|and|results?|결과)*[\]】］]$`)
+	linkRE     = regexp.MustCompile(`^\((\S+?)\)`)
 )
 
 // placeholder says whether answer holds a group in brackets that is not a
 // citation nor found in input as it stands (an image's "[image: …]"
 // line): a template's blank the model left ("[insert action mentioned
 // above]", "[insert number or date mentioned in sentence 1]", which
-// passed as a citation of [1]: SmolLM2).
+// passed as a citation of [1]: SmolLM2). What a writer puts in brackets
+// is none: an elision or a checkbox ("[…]", "[ ]"), one word ("[sic]",
+// "[x]") but a blank's ("[name]"), a citation naming its result in
+// another language ("[Ergebnis 1]": one word and numbers), a Markdown
+// link to an address the results hold.
 func placeholder(answer, input string) bool {
-	for _, g := range bracketRE.FindAllString(answer, -1) {
-		if !citationRE.MatchString(g) && !strings.Contains(input, g) {
-			return true
+	for _, at := range bracketRE.FindAllStringIndex(answer, -1) {
+		g := answer[at[0]:at[1]]
+		if citationRE.MatchString(g) || strings.Contains(input, g) {
+			continue
 		}
+		if m := linkRE.FindStringSubmatch(answer[at[1]:]); m != nil && strings.Contains(input, m[1]) {
+			continue
+		}
+		var letters []string
+		digits := false
+		for _, w := range words(g) {
+			if strings.ContainsFunc(w, unicode.IsLetter) {
+				letters = append(letters, w)
+			} else {
+				digits = true
+			}
+		}
+		switch {
+		case len(letters) == 0:
+			continue
+		case len(letters) == 1 && digits && !blankWords[letters[0]]:
+			continue
+		case len(letters) == 1 && !digits && !blankWords[letters[0]]:
+			continue
+		}
+		return true
 	}
 	return false
 }
+
+// blankWords are a template's one-word blanks ("[name]", "[date]").
+var blankWords = map[string]bool{"name": true, "names": true, "date": true, "time": true, "number": true,
+	"place": true, "location": true, "person": true, "user": true, "username": true, "link": true, "url": true,
+	"amount": true, "event": true, "topic": true, "insert": true, "placeholder": true, "something": true, "here": true, "sentence": true}
 
 // parenNumberRE is a number alone in parentheses, and listMarkBeforeRE
 // what stands before one that numbers a list's item: the start of a line,

@@ -60,6 +60,14 @@ func TestCheckSummary(t *testing.T) {
 		"Alex said [insert number or date mentioned in sentence 1].": "placeholder",
 		"Alex said the boiler broke [results 1 and 2].":              "",
 		"Alex said the boiler broke [Result 1].":                     "",
+		// What a writer puts in brackets is no blank: an elision, [sic],
+		// a citation with a semicolon or a hash.
+		`Alex said "the boiler broke again […] no hot water at all" [1].`:     "",
+		"Alex said the boiler broke [sic] again [1].":                         "",
+		"Alex said the boiler broke again [#1].":                              "",
+		"Alex said the boiler broke; Sam suggested a plumber [1; 2].":         "",
+		"Alex said [name] fixed the boiler [1].":                              "placeholder",
+		"Alex said the boiler broke, see [the fix](https://example.com) [1].": "placeholder",
 		// A year nothing shown leads to is made up; one either side of a
 		// date shown is what "last year" said then means.
 		"Alex said the boiler broke in 2019 and John fixed it [1].":     "names a year",
