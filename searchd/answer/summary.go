@@ -158,10 +158,11 @@ var (
 
 // bracketRE is any group in square brackets; citationRE one that is only
 // a citation: numbers, their separators, and the words a citation may
-// name them with ([1], [2, 3], [1; 2], [#1], [results 2 and 3], [결과 1]).
+// name them with ([1], [2, 3], [results 2 and 3], [결과 1]); a group of
+// numbers and marks without letters passes too (placeholder).
 var (
 	bracketRE  = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[\]】］]`)
-	citationRE = regexp.MustCompile(`(?i)^[\[【［](?:\s|[0-9０-９]|[,，、;；#\-–~&]|and|results?|결과)*[0-9０-９](?:\s|[0-9０-９]|[,，、;；#\-–~&]|and|results?|결과)*[\]】］]$`)
+	citationRE = regexp.MustCompile(`(?i)^[\[【［](?:\s|[0-9０-９]|[,，、\-–~&]|and|results?|결과)*[0-9０-９](?:\s|[0-9０-９]|[,，、\-–~&]|and|results?|결과)*[\]】］]$`)
 	linkRE     = regexp.MustCompile(`^\((\S+?)\)`)
 )
 

@@ -324,3 +324,15 @@ func TestNamesUnshown(t *testing.T) {
 		}
 	}
 }
+
+// A Markdown link is no blank where the results hold its address, and one
+// where they do not.
+func TestSummaryLinkIsNoPlaceholder(t *testing.T) {
+	input := "Question: where is the guide?\n\nResults:\n[1] 2023-11-14\n  alex: the guide is at https://example.org/guide\n"
+	if placeholder("Alex shared [the guide](https://example.org/guide) [1].", input) {
+		t.Error("a link to an address the results hold taken for a placeholder")
+	}
+	if !placeholder("Alex shared [the guide](https://example.org/other) [1].", input) {
+		t.Error("a link to an address no result holds taken")
+	}
+}
