@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -192,13 +193,24 @@ func parseLine(out, messages string) (*sqlite.Summary, error) {
 // you… it reminds me of my own courage", over messages it paraphrased.
 func speaksAsMember(line string) bool {
 	n := 0
-	for _, w := range words(line) {
+	// A member's words quoted are told, not spoken ('one asked "can you
+	// bring your tent?"'); a line that is a quote and little more is
+	// spoken all the same.
+	ws := words(quotedRE.ReplaceAllString(line, " "))
+	if len(ws) < 3 {
+		ws = words(line)
+	}
+	for _, w := range ws {
 		if personWords[w] {
 			n++
 		}
 	}
 	return n >= 2
 }
+
+// quotedRE is a span in double quotes, straight, curly or angle, or
+// corner brackets.
+var quotedRE = regexp.MustCompile(`"[^"]*"|“[^”]*”|«[^»]*»|「[^」]*」|『[^』]*』`)
 
 // personWords are English's first- and second-person words, as words
 // splits them (I'm: i, m).

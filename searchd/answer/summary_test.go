@@ -246,6 +246,15 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err != nil {
 		t.Errorf("a line with one first-person word refused: %v", err)
 	}
+	// A member's words quoted are told: the line is about them.
+	if _, err := parseLine(`{"summary":"a camping trip on friday; one asked \"can you bring your tent?\"","keywords":[]}`,
+		"- can you bring your tent on friday\n- sure, I'll bring mine\n"); err != nil {
+		t.Errorf("a line quoting a member refused: %v", err)
+	}
+	if _, err := parseLine(`{"summary":"\"I think you should call the boiler guy about my pressure valve\"","keywords":[]}`,
+		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "message of its own") {
+		t.Errorf("a line speaking as a member, in quotes: %v", err)
+	}
 	// A line quoting a phrase of a long message is not that message.
 	if _, err := parseLine(`{"summary":"hajun's boiler burst, and the boiler guy at my place said to check the valve","keywords":["boiler"]}`,
 		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve, check that first and call him if it still leaks after\n"); err != nil {
