@@ -96,7 +96,7 @@ func (db *DB) applyParts(ctx context.Context, level string, parts []Part, rules 
 			return nil, err
 		}
 		for _, p := range parts {
-			if err := a.saveCheckpoint(p.Checkpoint); err != nil {
+			if err := a.saveCheckpoint(p.Checkpoint, p.Batch); err != nil {
 				return nil, err
 			}
 		}
@@ -112,8 +112,25 @@ func (db *DB) applyParts(ctx context.Context, level string, parts []Part, rules 
 }
 
 // saveCheckpoint records an export's progress, if cp is one.
-func (a *applier) saveCheckpoint(cp *Checkpoint) error {
+func (a *applier) saveCheckpoint(cp *Checkpoint, b *searchd.Batch) error {
 	if cp == nil {
+		return nil
+	}
+	// None for an export of what is gone (a channel deleted, a thread's
+	// parent deleted, a server left), imported again: it stored nothing,
+	// and its key would confirm the guessed name again.
+	places := []int64{cp.Channel}
+	for _, c := range b.Channels {
+		if c.ID == cp.Channel && c.ParentID != 0 && searchd.IsThread(c.Kind) {
+			places = append(places, c.ParentID)
+		}
+	}
+	var gone bool
+	if err := a.tx.QueryRowContext(a.ctx, `SELECT EXISTS (SELECT 1 FROM deleted_channels WHERE channel_id IN (?, ?))
+		OR EXISTS (SELECT 1 FROM left_guilds WHERE guild_id = ?)`, places[0], places[len(places)-1], cp.Guild).Scan(&gone); err != nil {
+		return err
+	}
+	if gone {
 		return nil
 	}
 	// Its channel and server, so that it leaves with them (importkeys.go).
