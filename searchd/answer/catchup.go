@@ -196,25 +196,31 @@ func speaksAsMember(line string) bool {
 	// A member's words quoted are told, not spoken ('one asked "can you
 	// bring your tent?"'); a line that is a quote and little more is
 	// spoken all the same.
-	ws := words(quotedRE.ReplaceAllString(line, " "))
-	if len(ws) < 3 {
-		ws = words(line)
+	told := quotedRE.ReplaceAllString(line, " ")
+	if len(words(told)) < 3 {
+		told = line
 	}
-	for _, w := range ws {
+	for _, w := range words(told) {
 		if personWords[w] {
 			n++
 		}
 	}
-	return n >= 2
+	// "I" only as English writes it: a lowercase "i" is Italian's "the"
+	// and Polish's, Catalan's, Czech's "and" ("i piani per sabato e i
+	// biglietti").
+	return n+len(capitalIRE.FindAllString(told, -1)) >= 2
 }
+
+// capitalIRE is the English pronoun I, alone or in I'm, I've, I'd, I'll.
+var capitalIRE = regexp.MustCompile(`\bI\b`)
 
 // quotedRE is a span in double quotes, straight, curly or angle, or
 // corner brackets.
 var quotedRE = regexp.MustCompile(`"[^"]*"|“[^”]*”|«[^»]*»|「[^」]*」|『[^』]*』`)
 
-// personWords are English's first- and second-person words, as words
-// splits them (I'm: i, m).
-var personWords = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true,
+// personWords are English's first- and second-person words but I
+// (capitalIRE), as words splits them.
+var personWords = map[string]bool{"me": true, "my": true, "mine": true, "myself": true,
 	"you": true, "your": true, "yours": true, "yourself": true}
 
 // refusedLine is a catch-up line the model wrote that is not fit to show

@@ -255,6 +255,17 @@ func TestRealCatchupLinesRefused(t *testing.T) {
 		"- the boiler guy at my place said it was the pressure valve. check that first\n"); err == nil || !strings.Contains(err.Error(), "message of its own") {
 		t.Errorf("a line speaking as a member, in quotes: %v", err)
 	}
+	// A lowercase "i" is no English I: Italian's "the", Polish's and
+	// Catalan's "and".
+	for line, msgs := range map[string]string{
+		"i piani per sabato e i biglietti del concerto":  "- chi prende i biglietti per sabato?\n- io prendo i biglietti del concerto, voi portate i panini\n",
+		"plany na sobotę i bilety na koncert i kolacja":  "- kto kupi bilety na koncert w sobotę?\n- ja kupię bilety, a wy zróbcie kolację i przynieście napoje\n",
+		"plans per dissabte: entrades i sopar i begudes": "- qui compra les entrades per dissabte?\n- jo compro les entrades, vosaltres feu el sopar i porteu begudes\n",
+	} {
+		if _, err := parseLine(`{"summary":"`+line+`","keywords":[]}`, msgs); err != nil {
+			t.Errorf("%q refused: %v", line, err)
+		}
+	}
 	// A line quoting a phrase of a long message is not that message.
 	if _, err := parseLine(`{"summary":"hajun's boiler burst, and the boiler guy at my place said to check the valve","keywords":["boiler"]}`,
 		"- 보일러 터졌어 ㅋㅋ 아침부터 물바다\n- the boiler guy at my place said it was the pressure valve, check that first and call him if it still leaks after\n"); err != nil {
