@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"regexp"
 )
 
 // An import's progress is kept per export file (imports), under a digest
@@ -23,6 +24,10 @@ func importKey(path string) string {
 	return importKeyPrefix + hex.EncodeToString(sum[:])
 }
 
+// exportChannelRE is the channel ID in an export's file name ("Server -
+// Category - channel [ID].json", "… [ID] [part 2].json").
+var exportChannelRE = regexp.MustCompile(`\[(\d{1,20})\](?: \[part \d+\])?\.json$`)
+
 // hashImportPaths puts the progress an older searchd kept under plain
 // paths under their digests, once, at open.
 func (db *DB) hashImportPaths(ctx context.Context) error {
@@ -32,9 +37,23 @@ func (db *DB) hashImportPaths(ctx context.Context) error {
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		for _, p := range paths {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at)
-				SELECT ?, size, mtime, messages_done, complete, updated_at FROM imports WHERE path = ?
-				ON CONFLICT (path) DO NOTHING`, importKey(p), p); err != nil {
+			// Its channel, from the name DiscordChatExporter gave the
+			// file, and that channel's server: so that it leaves with them
+			// (saveCheckpoint), or goes now if they are gone already.
+			var ch any
+			if m := exportChannelRE.FindStringSubmatch(p); m != nil {
+				ch = m[1]
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at, channel_id, guild_id)
+				SELECT ?1, size, mtime, messages_done, complete, updated_at, ?3, (SELECT guild_id FROM channels WHERE id = ?3)
+				FROM imports WHERE path = ?2
+				ON CONFLICT (path) DO NOTHING`, importKey(p), p, ch); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM imports WHERE path = ?1 AND (
+				channel_id IN (SELECT channel_id FROM deleted_channels)
+				OR channel_id IN (SELECT id FROM channels WHERE kind LIKE '%Thread' AND parent_id IN (SELECT channel_id FROM deleted_channels))
+				OR guild_id IN (SELECT guild_id FROM left_guilds))`, importKey(p)); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM imports WHERE path = ?`, p); err != nil {

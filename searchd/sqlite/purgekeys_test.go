@@ -287,3 +287,41 @@ func TestImportProgressNotKeptAgainForWhatIsGone(t *testing.T) {
 		}
 	}
 }
+
+// Progress an older searchd kept under the plain path names its channel
+// there ("… [300].json"): put under its digest at open, it leaves with the
+// channel all the same, and at once where the channel was deleted before.
+func TestImportProgressKeptPlainLeavesWithItsChannel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[int64]string{300: "/home/me/exports/Zqx Guild - zqx-layoff-planning [300].json", 301: "/home/me/exports/Zqx Guild - zqx-old-plans [301].json"}
+	for _, p := range paths {
+		if _, err := db.db.ExecContext(ctx, `INSERT INTO imports (path, size, mtime, messages_done, complete, updated_at) VALUES (?, 10, 20, 7, 1, 1)`, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO deleted_channels (channel_id, deleted_at) VALUES (301, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = Open(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, err := db.ImportState(ctx, paths[301]); err != nil || got != nil {
+		t.Errorf("a deleted channel's progress kept at the upgrade: %+v, %v", got, err)
+	}
+	if got, err := db.ImportState(ctx, paths[300]); err != nil || got == nil {
+		t.Fatalf("the progress lost at the upgrade: %+v, %v", got, err)
+	}
+	if _, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ImportState(ctx, paths[300]); err != nil || got != nil {
+		t.Errorf("the progress stays after its channel's deletion: %+v, %v", got, err)
+	}
+}
