@@ -67,6 +67,14 @@ func citedNumbers(group string) (nums []int, ok bool) {
 	return nums, true
 }
 
+// citesFirst says whether the text before an answer's first citation is
+// nothing, or a date alone ("2023-08-25: [1] ..."): the answer starts
+// with its citation. A figure is an answer ("3 [1]").
+func citesFirst(text string) bool {
+	t := strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+	return t == "" || isoRE.MatchString(t) && len(isoRE.FindString(t)) == len(t)
+}
+
 // clause is a stretch of a summary and the results cited for it.
 type clause struct {
 	text  string
@@ -100,7 +108,7 @@ func clauses(answer string) []clause {
 		}
 		out = append(out, clause{text, nums})
 	}
-	if len(out) > 0 && prev < len(answer) && !strings.ContainsFunc(out[0].text, unicode.IsLetter) {
+	if len(out) > 0 && prev < len(answer) && citesFirst(out[0].text) {
 		out = append(out, clause{answer[prev:], out[len(out)-1].cited})
 	}
 	return out

@@ -30,15 +30,18 @@ func TestSummaryCitingTheWrongResultIsRefused(t *testing.T) {
 	q, results := englishResults()
 	input, shown := summaryInput(q, results)
 	checkCases(t, map[string]string{
-		"Alex said the boiler broke and Sam told him to call a plumber [1].":                      "",
-		"Alex said the boiler broke and Sam told him to call a plumber [2].":                      "do not say",
-		"Alex said the boiler broke and Sam told him to call a plumber [1][2].":                   "",
-		"Alex said the boiler broke [1], and Jordan booked the cabin trip for the weekend [2].":   "",
-		"Alex said the boiler broke [2], and Jordan booked the cabin trip for the weekend [1].":   "do not say",
-		"[2] Alex said the boiler broke and Sam told him to call a plumber.":                      "do not say",
-		"Alex said something about it [2].":                                                       "",
-		"The boiler broke [2].":                                                                   "do not say",
-		"Alex said it broke [2].":                                                                 "", // one word from elsewhere is not judged
+		"Alex said the boiler broke and Sam told him to call a plumber [1].":                    "",
+		"Alex said the boiler broke and Sam told him to call a plumber [2].":                    "do not say",
+		"Alex said the boiler broke and Sam told him to call a plumber [1][2].":                 "",
+		"Alex said the boiler broke [1], and Jordan booked the cabin trip for the weekend [2].": "",
+		"Alex said the boiler broke [2], and Jordan booked the cabin trip for the weekend [1].": "do not say",
+		"[2] Alex said the boiler broke and Sam told him to call a plumber.":                    "do not say",
+		"Alex said something about it [2].":                                                     "",
+		"The boiler broke [2].":                                                                 "do not say",
+		"Alex said it broke [2].":                                                               "", // one word from elsewhere is not judged
+		// A figure before the first citation is an answer, not a listing's
+		// start: what follows the last citation is uncited.
+		"3 [1], and Jordan booked the cabin trip for the weekend.":                                "",
 		"Alex said the boiler broke and Sam told him to call a plumber (2).":                      "do not say",
 		"Alex said the boiler broke and Sam told him to call a plumber (1).":                      "",
 		"Alex said the boiler broke and Sam told him to call a plumber (3).":                      "cited [3]",
