@@ -16,34 +16,13 @@ func (db *DB) Gone(ctx context.Context, messages, authors, channels []int64) (go
 		return nil, nil, nil, err
 	}
 	defer tx.Rollback()
-	check := func(q string, ids []int64) ([]int64, error) {
-		out := []int64{}
-		if len(ids) == 0 {
-			return out, nil
-		}
-		st, err := tx.PrepareContext(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		for _, id := range ids {
-			var gone bool
-			if err := st.QueryRowContext(ctx, id).Scan(&gone); err != nil {
-				return nil, err
-			}
-			if gone {
-				out = append(out, id)
-			}
-		}
-		return out, nil
-	}
-	if goneMsgs, err = check(`SELECT NOT EXISTS (SELECT 1 FROM messages WHERE id = ?1)`, messages); err != nil {
+	if goneMsgs, err = idsWhere(ctx, tx, `SELECT NOT EXISTS (SELECT 1 FROM messages WHERE id = ?1)`, messages); err != nil {
 		return nil, nil, nil, err
 	}
-	if goneAuthors, err = check(`SELECT EXISTS (SELECT 1 FROM opt_outs WHERE user_id = ?1) OR NOT EXISTS (SELECT 1 FROM users WHERE id = ?1)`, authors); err != nil {
+	if goneAuthors, err = idsWhere(ctx, tx, `SELECT EXISTS (SELECT 1 FROM opt_outs WHERE user_id = ?1) OR NOT EXISTS (SELECT 1 FROM users WHERE id = ?1)`, authors); err != nil {
 		return nil, nil, nil, err
 	}
-	if goneChans, err = check(`SELECT EXISTS (SELECT 1 FROM deleted_channels WHERE channel_id = ?1)`, channels); err != nil {
+	if goneChans, err = idsWhere(ctx, tx, `SELECT EXISTS (SELECT 1 FROM deleted_channels WHERE channel_id = ?1)`, channels); err != nil {
 		return nil, nil, nil, err
 	}
 	return goneMsgs, goneAuthors, goneChans, nil
@@ -79,21 +58,32 @@ func (db *DB) EditedAfter(ctx context.Context, ids, after []int64) (edited, at [
 // searchd holds their tombstone, and a batch bringing them back is
 // skipped. One lookup per ID.
 func (db *DB) Deleted(ctx context.Context, ids []int64) ([]int64, error) {
+	return idsWhere(ctx, db.db, `SELECT EXISTS (SELECT 1 FROM tombstones WHERE message_id = ?1)`, ids)
+}
+
+// preparer is a database or a transaction.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// idsWhere is those of ids for which q, a boolean of one ID (?1), holds:
+// one lookup per ID.
+func idsWhere(ctx context.Context, db preparer, q string, ids []int64) ([]int64, error) {
 	out := []int64{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	st, err := db.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM tombstones WHERE message_id = ?)`)
+	st, err := db.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
 	for _, id := range ids {
-		var gone bool
-		if err := st.QueryRowContext(ctx, id).Scan(&gone); err != nil {
+		var holds bool
+		if err := st.QueryRowContext(ctx, id).Scan(&holds); err != nil {
 			return nil, err
 		}
-		if gone {
+		if holds {
 			out = append(out, id)
 		}
 	}
