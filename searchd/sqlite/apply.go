@@ -119,15 +119,15 @@ func (a *applier) saveCheckpoint(cp *Checkpoint, b *searchd.Batch) error {
 	// None for an export of what is gone (a channel deleted, a thread's
 	// parent deleted, a server left), imported again: it stored nothing,
 	// and its key would confirm the guessed name again.
-	places := []int64{cp.Channel}
+	parent := cp.Channel // a thread's channel, whose deletion takes it
 	for _, c := range b.Channels {
 		if c.ID == cp.Channel && c.ParentID != 0 && searchd.IsThread(c.Kind) {
-			places = append(places, c.ParentID)
+			parent = c.ParentID
 		}
 	}
 	var gone bool
 	if err := a.tx.QueryRowContext(a.ctx, `SELECT EXISTS (SELECT 1 FROM deleted_channels WHERE channel_id IN (?, ?))
-		OR EXISTS (SELECT 1 FROM left_guilds WHERE guild_id = ?)`, places[0], places[len(places)-1], cp.Guild).Scan(&gone); err != nil {
+		OR EXISTS (SELECT 1 FROM left_guilds WHERE guild_id = ?)`, cp.Channel, parent, cp.Guild).Scan(&gone); err != nil {
 		return err
 	}
 	if gone {

@@ -177,7 +177,9 @@ func TestImportPathLeavesNoChannelNameInTheFile(t *testing.T) {
 
 // The digest an import's progress is kept under confirms a guessed path,
 // names and all, to whoever holds the file: it leaves with its channel,
-// with a thread's parent, and with its server.
+// with a thread's parent, and with its server; and an export of them
+// imported again (the operator's `searchd import` of the same folder)
+// stores nothing and keeps no progress either.
 func TestImportProgressLeavesWithItsChannelAndServer(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -192,25 +194,33 @@ func TestImportProgressLeavesWithItsChannelAndServer(t *testing.T) {
 	} {
 		db := openTest(t)
 		paths := map[int64]string{300: "/x/Zqx Guild - Text Channels - zqx-layoff-planning [300].json", 301: "/x/Zqx Guild - zqx-layoff-planning - a thread [301].json"}
-		b := &searchd.Batch{Guilds: []searchd.Guild{{ID: 1, Name: "Zqx Guild"}}, Channels: []searchd.Channel{
-			{ID: 300, GuildID: 1, Name: "zqx-layoff-planning", Kind: "GuildTextChat"},
-			{ID: 301, GuildID: 1, ParentID: 300, Name: "a thread", Kind: "GuildPublicThread"}}}
-		for ch, path := range paths {
-			m := msg(ch, time.Second, 0)
-			m.ChannelID = ch
-			b.Messages = []searchd.Message{m}
-			if _, err := db.Apply(ctx, b, segment.DefaultRules, &Checkpoint{Path: path, Size: 10, MTime: 20, MessagesDone: 1, Complete: true, Channel: ch, ExportedAt: 1, Guild: 1}); err != nil {
-				t.Fatal(err)
+		chans := map[int64]searchd.Channel{300: {ID: 300, GuildID: 1, Name: "zqx-layoff-planning", Kind: "GuildTextChat"},
+			301: {ID: 301, GuildID: 1, ParentID: 300, Name: "a thread", Kind: "GuildPublicThread"}}
+		imp := func() {
+			for ch, path := range paths {
+				m := msg(ch, time.Second, 0)
+				m.ChannelID = ch
+				b := &searchd.Batch{Guilds: []searchd.Guild{{ID: 1, Name: "Zqx Guild"}}, Channels: []searchd.Channel{chans[ch]}, Messages: []searchd.Message{m}}
+				cp := &Checkpoint{Path: path, Size: 10, MTime: 20, MessagesDone: 1, Complete: true, Channel: ch, ExportedAt: 1, Guild: 1, Parent: chans[ch].ParentID}
+				if _, err := db.ApplyImport(ctx, []Part{{Batch: b, Checkpoint: cp}}, segment.DefaultRules); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
+		progressGone := func(when string) {
+			for _, path := range paths {
+				if got, err := db.ImportState(ctx, path); err != nil || got != nil {
+					t.Errorf("%s, %s: the progress of %s stays: %+v, %v", c.name, when, path, got, err)
+				}
+			}
+		}
+		imp()
 		if err := c.forget(db); err != nil {
 			t.Fatal(err)
 		}
-		for _, path := range paths {
-			if got, err := db.ImportState(ctx, path); err != nil || got != nil {
-				t.Errorf("%s: the progress of %s stays: %+v, %v", c.name, path, got, err)
-			}
-		}
+		progressGone("forgotten")
+		imp()
+		progressGone("imported again")
 	}
 }
 
@@ -241,50 +251,6 @@ func TestImportPathKeptPlainIsHashedAtOpen(t *testing.T) {
 	}
 	if got := fileHolds(t, dir, "zqx-layoff-planning"); got != "" {
 		t.Errorf("after the upgrade, %s", got)
-	}
-}
-
-// An export imported again after its channel was deleted, its thread's
-// parent deleted or its server left stores nothing, and keeps no progress
-// either: its digest would confirm the guessed name again (the operator's
-// `searchd import` of the same folder, as before).
-func TestImportProgressNotKeptAgainForWhatIsGone(t *testing.T) {
-	ctx := context.Background()
-	for _, c := range []struct {
-		name   string
-		forget func(db *DB) error
-	}{
-		{"channel deleted", func(db *DB) error {
-			_, err := db.ForgetDeletedChannels(ctx, []int64{300}, segment.DefaultRules)
-			return err
-		}},
-		{"server left", func(db *DB) error { _, err := db.ForgetLeftGuild(ctx, 1, segment.DefaultRules); return err }},
-	} {
-		db := openTest(t)
-		paths := map[int64]string{300: "/x/Zqx Guild - Text Channels - zqx-layoff-planning [300].json", 301: "/x/Zqx Guild - zqx-layoff-planning - a thread [301].json"}
-		chans := map[int64]searchd.Channel{300: {ID: 300, GuildID: 1, Name: "zqx-layoff-planning", Kind: "GuildTextChat"},
-			301: {ID: 301, GuildID: 1, ParentID: 300, Name: "a thread", Kind: "GuildPublicThread"}}
-		imp := func() {
-			for ch, path := range paths {
-				m := msg(ch, time.Second, 0)
-				m.ChannelID = ch
-				b := &searchd.Batch{Guilds: []searchd.Guild{{ID: 1, Name: "Zqx Guild"}}, Channels: []searchd.Channel{chans[ch]}, Messages: []searchd.Message{m}}
-				cp := &Checkpoint{Path: path, Size: 10, MTime: 20, MessagesDone: 1, Complete: true, Channel: ch, ExportedAt: 1, Guild: 1, Parent: chans[ch].ParentID}
-				if _, err := db.ApplyImport(ctx, []Part{{Batch: b, Checkpoint: cp}}, segment.DefaultRules); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		imp()
-		if err := c.forget(db); err != nil {
-			t.Fatal(err)
-		}
-		imp()
-		for _, path := range paths {
-			if got, err := db.ImportState(ctx, path); err != nil || got != nil {
-				t.Errorf("%s, imported again: the progress of %s kept: %+v, %v", c.name, path, got, err)
-			}
-		}
 	}
 }
 
