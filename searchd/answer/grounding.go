@@ -41,12 +41,7 @@ func resultTexts(input string) map[int]string {
 // every number it spans), full-width digits read as digits; ok is false
 // for a range that is not one (backwards, or over 50).
 func citedNumbers(group string) (nums []int, ok bool) {
-	group = strings.Map(func(r rune) rune {
-		if '０' <= r && r <= '９' {
-			return r - '０' + '0'
-		}
-		return r
-	}, group)
+	group = halfWidth(group)
 	for _, m := range rangeRE.FindAllStringSubmatch(group, -1) {
 		lo, hi := m[3], m[3]
 		if m[3] == "" {
@@ -70,6 +65,17 @@ func citedNumbers(group string) (nums []int, ok bool) {
 func citesFirst(text string) bool {
 	t := strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
 	return t == "" || isoRE.MatchString(t) && len(isoRE.FindString(t)) == len(t)
+}
+
+// halfWidth reads full-width digits (０-９, as full-width brackets bring
+// them) as digits.
+func halfWidth(s string) string {
+	return strings.Map(func(r rune) rune {
+		if '０' <= r && r <= '９' {
+			return r - '０' + '0'
+		}
+		return r
+	}, s)
 }
 
 // clause is a stretch of a summary and the results cited for it.

@@ -151,7 +151,7 @@ func repeats(text string) bool {
 // not seen under its words. Parentheses hold one or two digits a number,
 // not a year or a count with its word ("(2023)", "(3 people)").
 var (
-	citeRE = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]` +
+	citeRE = regexp.MustCompile(bracketCite +
 		`|[(（]\s*[0-9０-９]{1,2}(?:\s*[,，、\-–~]\s*[0-9０-９]{1,2})*\s*[)）]`)
 	rangeRE = regexp.MustCompile(`(\d+)\s*[-–~]\s*(\d+)|(\d+)`)
 )
@@ -219,8 +219,10 @@ var (
 	listMarkBeforeRE = regexp.MustCompile(`(?i)(?:^|[:;,：；，、]|\band|\bor|및|그리고)\s*$`)
 )
 
-// bracketCiteRE is citeRE's bracketed citation.
-var bracketCiteRE = regexp.MustCompile(`[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]`)
+// bracketCite is citeRE's bracketed citation; bracketCiteRE finds one.
+const bracketCite = `[\[【［][^\]】］\[【［]*[0-9０-９][^\]】］\[【［]*[\]】］]`
+
+var bracketCiteRE = regexp.MustCompile(bracketCite)
 
 // withoutListMarks blanks the numbers in parentheses of answer that
 // number the items of a list, not results, in an answer that cites in
@@ -235,12 +237,7 @@ func withoutListMarks(answer string) string {
 		return answer
 	}
 	for i, m := range ms {
-		n, _ := strconv.Atoi(strings.Map(func(r rune) rune {
-			if '０' <= r && r <= '９' {
-				return r - '０' + '0'
-			}
-			return r
-		}, answer[m[2]:m[3]]))
+		n, _ := strconv.Atoi(halfWidth(answer[m[2]:m[3]]))
 		line := answer[:m[0]]
 		if j := strings.LastIndexByte(line, '\n'); j >= 0 {
 			line = line[j+1:]
